@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* clear.h - ALTERNATIVE-selected clear_user() and clear_pages() over the loops in clear_loops.S. */
+#ifndef _FASTZERO_CLEAR_H
+#define _FASTZERO_CLEAR_H
+
+#include <linux/kernel.h>
+#include <linux/uaccess.h>
+#include <asm/alternative.h>
+#include <asm/cpufeatures.h>
+#include "clear_loops.h"
+#include "compat.h"
+
+/*
+ * Which loop clears user memory.  ALTERNATIVE_3 patches the call once, when
+ * the module is loaded (module_finalize() applies .altinstructions); the last
+ * variant whose feature the CPU has wins:
+ *
+ *  - unrolled:  CPUs whose rep stos is microcoded slowly (no REP_GOOD).
+ *  - rep_stosq: REP_GOOD, fast rep stos for long runs, but without ERMS a
+ *               byte-granular rep stosb is not enhanced; the tail is bytewise.
+ *  - erms:      ERMS, rep stosb is the fastest way to clear long runs, but its
+ *               start-up cost loses to the unrolled loop below
+ *               fz_erms_threshold bytes, so short lengths take that loop.
+ *  - rep_stosb: FSRM, short rep stos/movs is fast as well: one instruction
+ *               for every length.  FSRM is present on every CPU that has
+ *               FSRS, and is what clear_user() keyed on up to 6.3.  Since 6.4
+ *               the kernel's clear_user() uses no rep stos at all without
+ *               FSRS, leaving ERMS-only CPUs on a movq loop; fastzero does
+ *               not inherit that.
+ */
+#define FZ_CLEAR_USER_ALTERNATIVE(unrolled, stosq, erms, stosb)	\
+	ALTERNATIVE_3(unrolled,						\
+		      stosq, X86_FEATURE_REP_GOOD,			\
+		      erms, X86_FEATURE_ERMS,				\
+		      stosb, X86_FEATURE_FSRM)
+
+/**
+ * fz_clear_user() - zero user memory with the loop the CPU does best
+ * @to: user destination
+ * @n: number of bytes to clear
+ *
+ * A drop-in for clear_user(): the range is checked with access_ok(), SMAP
+ * is opened around the stores only (STAC/CLAC inside the loop), and a fault
+ * ends the clear through the exception table.
+ *
+ * Return: the number of bytes that were not cleared, 0 on success.  The
+ * count is exact: bytes before the first inaccessible one are all cleared.
+ */
+static __always_inline unsigned long fz_clear_user(void __user *to,
+						   unsigned long n)
+{
+	might_fault();
+	if (unlikely(!access_ok(to, n)))
+		return n;
+	FZ_LOOP_ASM(FZ_CLEAR_USER_ALTERNATIVE("call fz_clear_user_unrolled",
+					      "call fz_clear_user_stosq",
+					      "call fz_clear_user_erms",
+					      "call fz_clear_user_stosb"),
+		    to, n, ASM_CALL_CONSTRAINT);
+	return n;
+}
+
+/**
+ * fz_clear_user_selected() - the clear_user loop the alternatives patched in
+ *
+ * Runs the same ALTERNATIVE_3 as fz_clear_user(), with each variant loading
+ * its own enum fz_loop value, so what it reports is what the patching chose.
+ *
+ * Return: FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ, FZ_LOOP_ERMS or FZ_LOOP_STOSB.
+ */
+static inline enum fz_loop fz_clear_user_selected(void)
+{
+	unsigned int loop;
+
+	asm(FZ_CLEAR_USER_ALTERNATIVE("movl %1, %0", "movl %2, %0",
+				      "movl %3, %0", "movl %4, %0")
+	    : "=r" (loop)
+	    : "i" (FZ_LOOP_UNROLLED), "i" (FZ_LOOP_STOSQ),
+	      "i" (FZ_LOOP_ERMS), "i" (FZ_LOOP_STOSB));
+	return loop;
+}
+
+/**
+ * fz_clear_user_loop() - zero user memory with one named loop
+ * @loop: the strategy to use, whatever the CPU
+ * @to: user destination
+ * @n: number of bytes to clear
+ *
+ * For the force_variant parameter: tests run every loop, including its
+ * fault fixups, on any CPU, and benchmarks compare loops in one boot.
+ *
+ * Return: the number of bytes that were not cleared, 0 on success.
+ */
+static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
+					       void __user *to,
+					       unsigned long n)
+{
+	might_fault();
+	if (unlikely(!access_ok(to, n)))
+		return n;
+	switch (loop) {
+	case FZ_LOOP_UNROLLED:
+		FZ_CALL_LOOP("fz_clear_user_unrolled", to, n, ASM_CALL_CONSTRAINT);
+		break;
+	case FZ_LOOP_STOSQ:
+		FZ_CALL_LOOP("fz_clear_user_stosq", to, n, ASM_CALL_CONSTRAINT);
+		break;
+	case FZ_LOOP_ERMS:
+		FZ_CALL_LOOP("fz_clear_user_erms", to, n, ASM_CALL_CONSTRAINT);
+		break;
+	case FZ_LOOP_STOSB:
+		FZ_CALL_LOOP("fz_clear_user_stosb", to, n, ASM_CALL_CONSTRAINT);
+		break;
+	case FZ_LOOP_NT:
+		FZ_CALL_LOOP("fz_clear_user_nt", to, n, ASM_CALL_CONSTRAINT);
+		break;
+	default:
+		return fz_clear_user(to, n);
+	}
+	return n;
+}
+
+#if FZ_HAVE_KERNEL_CLEAR_PAGES
+
+/* The kernel's own clear_pages() (7.0+); see compat.h. */
+#define FZ_CLEAR_PAGES_KERNEL	1
+
+static inline void fz_clear_pages(void *addr, unsigned int npages)
+{
+	clear_pages(addr, npages);
+}
+
+#else
+
+#define FZ_CLEAR_PAGES_KERNEL	0
+
+/*
+ * The module's clear_pages(), the same choice mainline makes for its own:
+ *  - unrolled:  no REP_GOOD, rep stos is slow.
+ *  - rep_stosq: REP_GOOD; the length is a multiple of 8, no tail.
+ *  - rep_stosb: ERMS; for page-sized runs rep stosb is the fast string
+ *               operation, no short-length concern.
+ */
+#define FZ_CLEAR_PAGES_ALTERNATIVE(unrolled, stosq, stosb)		\
+	ALTERNATIVE_2(unrolled,						\
+		      stosq, X86_FEATURE_REP_GOOD,			\
+		      stosb, X86_FEATURE_ERMS)
+
+/**
+ * fz_clear_pages() - zero a contiguous run of kernel pages in one call
+ * @addr: kernel virtual address of the first page
+ * @npages: number of pages
+ *
+ * Like mainline's clear_pages(): one string operation over the whole
+ * extent, so the CPU sees the full length (rep stos picks its protocol by
+ * length).  No fault handling: kernel addresses only.  The caller bounds
+ * the extent so that one call stays short enough not to need a
+ * cond_resched().
+ */
+static inline void fz_clear_pages(void *addr, unsigned int npages)
+{
+	unsigned long len = (unsigned long)npages << PAGE_SHIFT;
+
+	FZ_LOOP_ASM(FZ_CLEAR_PAGES_ALTERNATIVE("call fz_clear_unrolled",
+					       "call fz_clear_stosq",
+					       "call fz_clear_stosb"),
+		    addr, len, ASM_CALL_CONSTRAINT);
+}
+
+/**
+ * fz_clear_pages_selected() - the clear_pages loop the alternatives chose
+ *
+ * Return: FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ or FZ_LOOP_STOSB.
+ */
+static inline enum fz_loop fz_clear_pages_selected(void)
+{
+	unsigned int loop;
+
+	asm(FZ_CLEAR_PAGES_ALTERNATIVE("movl %1, %0", "movl %2, %0",
+				       "movl %3, %0")
+	    : "=r" (loop)
+	    : "i" (FZ_LOOP_UNROLLED), "i" (FZ_LOOP_STOSQ),
+	      "i" (FZ_LOOP_STOSB));
+	return loop;
+}
+
+#endif /* FZ_HAVE_KERNEL_CLEAR_PAGES */
+
+#endif /* _FASTZERO_CLEAR_H */

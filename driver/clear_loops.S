@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* clear_loops.S - the clearing loops, assembled into the module and into clearbench. */
+
+#include "clear_loops.h"
+
+/*
+ * Each loop is written once, as a macro body taking \user: 0 builds the
+ * kernel-address (and userspace) flavour, 1 the user-access flavour with
+ * STAC/CLAC and an exception-table entry on every store.  A fault on a wide
+ * store restarts at the byte loop from the current %rdi, which then faults
+ * on exactly the first inaccessible byte: the count returned in %rcx is exact,
+ * like the kernel's clear_user() (a few bytes may be stored twice; harmless).
+ */
+
+.macro FZ_EXTABLE user, from, to
+.if \user
+	_ASM_EXTABLE_UA(\from, \to)
+.endif
+.endm
+
+/* Unrolled stores: 64 bytes a round, then 8, then 1. */
+.macro FZ_UNROLLED_BODY user
+	cmpq	$64, %rcx
+	jb	.Lshort\@
+	.p2align 4
+.Lloop64\@:
+10:	movq	%rax, (%rdi)
+11:	movq	%rax, 8(%rdi)
+12:	movq	%rax, 16(%rdi)
+13:	movq	%rax, 24(%rdi)
+14:	movq	%rax, 32(%rdi)
+15:	movq	%rax, 40(%rdi)
+16:	movq	%rax, 48(%rdi)
+17:	movq	%rax, 56(%rdi)
+	addq	$64, %rdi
+	subq	$64, %rcx
+	cmpq	$64, %rcx
+	jae	.Lloop64\@
+.Lshort\@:
+	cmpl	$8, %ecx
+	jb	.Ltail\@
+.Lword\@:
+18:	movq	%rax, (%rdi)
+	addq	$8, %rdi
+	subl	$8, %ecx
+	cmpl	$8, %ecx
+	jae	.Lword\@
+.Ltail\@:
+	testq	%rcx, %rcx
+	jz	.Ldone\@
+.Lbyte\@:
+19:	movb	%al, (%rdi)
+	incq	%rdi
+	decq	%rcx
+	jnz	.Lbyte\@
+.Ldone\@:
+	FZ_EXTABLE \user, 10b, .Lbyte\@
+	FZ_EXTABLE \user, 11b, .Lbyte\@
+	FZ_EXTABLE \user, 12b, .Lbyte\@
+	FZ_EXTABLE \user, 13b, .Lbyte\@
+	FZ_EXTABLE \user, 14b, .Lbyte\@
+	FZ_EXTABLE \user, 15b, .Lbyte\@
+	FZ_EXTABLE \user, 16b, .Lbyte\@
+	FZ_EXTABLE \user, 17b, .Lbyte\@
+	FZ_EXTABLE \user, 18b, .Lbyte\@
+	FZ_EXTABLE \user, 19b, .Ldone\@
+.endm
+
+/* rep stosq for the qwords, then the byte tail. */
+.macro FZ_STOSQ_BODY user
+	movq	%rcx, %rdx
+	shrq	$3, %rcx
+	andl	$7, %edx
+20:	rep stosq
+	movl	%edx, %ecx
+.if \user
+	jmp	.Ltail\@
+	/* Fault: %rcx qwords were left; back to bytes, restart bytewise. */
+.Lqfault\@:
+	leaq	(%rdx, %rcx, 8), %rcx
+.endif
+.Ltail\@:
+	testq	%rcx, %rcx
+	jz	.Ldone\@
+.Lbyte\@:
+21:	movb	%al, (%rdi)
+	incq	%rdi
+	decq	%rcx
+	jnz	.Lbyte\@
+.Ldone\@:
+	FZ_EXTABLE \user, 20b, .Lqfault\@
+	FZ_EXTABLE \user, 21b, .Ldone\@
+.endm
+
+/* rep stosb for every length: exact on a fault by construction. */
+.macro FZ_STOSB_BODY user
+30:	rep stosb
+31:
+	FZ_EXTABLE \user, 30b, 31b
+.endm
+
+/* rep stosb from fz_erms_threshold bytes up, where its start-up cost pays. */
+.macro FZ_ERMS_BODY user
+	cmpq	fz_erms_threshold(%rip), %rcx
+	jb	.Lshort\@
+40:	rep stosb
+	jmp	.Ldone\@
+.Lshort\@:
+	FZ_UNROLLED_BODY \user
+.Ldone\@:
+	FZ_EXTABLE \user, 40b, .Ldone\@
+.endm
+
+/* Non-temporal 64-byte rounds, an sfence, then the unrolled loop for the rest. */
+.macro FZ_NT_BODY user
+	cmpq	$64, %rcx
+	jb	.Lrest\@
+	.p2align 4
+.Lloop64\@:
+50:	movnti	%rax, (%rdi)
+51:	movnti	%rax, 8(%rdi)
+52:	movnti	%rax, 16(%rdi)
+53:	movnti	%rax, 24(%rdi)
+54:	movnti	%rax, 32(%rdi)
+55:	movnti	%rax, 40(%rdi)
+56:	movnti	%rax, 48(%rdi)
+57:	movnti	%rax, 56(%rdi)
+	addq	$64, %rdi
+	subq	$64, %rcx
+	cmpq	$64, %rcx
+	jae	.Lloop64\@
+.Lfence\@:
+	sfence
+.Lrest\@:
+	FZ_UNROLLED_BODY \user
+	FZ_EXTABLE \user, 50b, .Lfence\@
+	FZ_EXTABLE \user, 51b, .Lfence\@
+	FZ_EXTABLE \user, 52b, .Lfence\@
+	FZ_EXTABLE \user, 53b, .Lfence\@
+	FZ_EXTABLE \user, 54b, .Lfence\@
+	FZ_EXTABLE \user, 55b, .Lfence\@
+	FZ_EXTABLE \user, 56b, .Lfence\@
+	FZ_EXTABLE \user, 57b, .Lfence\@
+.endm
+
+/* One function per loop and flavour; %eax is the zero every loop stores. */
+.macro FZ_LOOP_FUNC name, body, user
+SYM_FUNC_START(\name)
+.if \user
+	ASM_STAC
+.endif
+	xorl	%eax, %eax
+	\body \user
+.if \user
+	ASM_CLAC
+.endif
+	RET
+SYM_FUNC_END(\name)
+.endm
+
+	.text
+FZ_LOOP_FUNC fz_clear_unrolled, FZ_UNROLLED_BODY, 0
+FZ_LOOP_FUNC fz_clear_stosq, FZ_STOSQ_BODY, 0
+FZ_LOOP_FUNC fz_clear_erms, FZ_ERMS_BODY, 0
+FZ_LOOP_FUNC fz_clear_stosb, FZ_STOSB_BODY, 0
+FZ_LOOP_FUNC fz_clear_nt, FZ_NT_BODY, 0
+
+#if FZ_USER_VARIANTS
+FZ_LOOP_FUNC fz_clear_user_unrolled, FZ_UNROLLED_BODY, 1
+FZ_LOOP_FUNC fz_clear_user_stosq, FZ_STOSQ_BODY, 1
+FZ_LOOP_FUNC fz_clear_user_erms, FZ_ERMS_BODY, 1
+FZ_LOOP_FUNC fz_clear_user_stosb, FZ_STOSB_BODY, 1
+FZ_LOOP_FUNC fz_clear_user_nt, FZ_NT_BODY, 1
+#endif
+
+	.data
+	.balign 8
+	.globl	fz_erms_threshold
+	.type	fz_erms_threshold, @object
+fz_erms_threshold:
+	.quad	256
+	.size	fz_erms_threshold, 8
+
+#ifndef __KERNEL__
+	.section .note.GNU-stack, "", @progbits
+#endif

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* compat.h - every kernel-version difference, detected at compile time, in one place. */
+#ifndef _FASTZERO_COMPAT_H
+#define _FASTZERO_COMPAT_H
+
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/splice.h>
+#include <linux/uio.h>
+#include <asm/page.h>
+
+/*
+ * clear_pages(): mainline 7.0 added an ALTERNATIVE-selected multi-page clear
+ * and announces it with "#define clear_pages clear_pages".  Use it where it
+ * exists; clear.h provides the module's own equivalent elsewhere.
+ */
+#ifdef clear_pages
+#define FZ_HAVE_KERNEL_CLEAR_PAGES	1
+#else
+#define FZ_HAVE_KERNEL_CLEAR_PAGES	0
+#endif
+
+/*
+ * splice_read: 6.5 replaced generic_file_splice_read() (which drives
+ * ->read_iter with an ITER_PIPE) by copy_splice_read().  Either way the data
+ * comes from fz_read_iter(); /dev/zero on 6.1 has no splice_read at all.
+ */
+#ifdef FZ_HAVE_COPY_SPLICE_READ
+#define fz_splice_read		copy_splice_read
+#else
+#define fz_splice_read		generic_file_splice_read
+#endif
+
+/*
+ * The current segment of a user-backed iov_iter.  6.4 renamed ->iov to
+ * ->__iov behind iter_iov().  For ITER_UBUF, iter_iov_len() is not usable
+ * after an advance, so the ubuf case is spelled out.
+ */
+#ifdef iter_iov_addr
+#define fz_iter_iov(i)		iter_iov(i)
+#else
+#define fz_iter_iov(i)		((i)->iov)
+#endif
+
+static inline void __user *fz_iter_user_addr(const struct iov_iter *i)
+{
+	if (iter_is_ubuf(i))
+		return i->ubuf + i->iov_offset;
+	return fz_iter_iov(i)->iov_base + i->iov_offset;
+}
+
+static inline size_t fz_iter_user_len(const struct iov_iter *i)
+{
+	if (iter_is_ubuf(i))
+		return i->count;
+	return min(i->count, fz_iter_iov(i)->iov_len - i->iov_offset);
+}
+
+/* 6.3 made vma->vm_flags read-only outside the vm_flags_*() helpers. */
+static inline void fz_vm_flags_set(struct vm_area_struct *vma,
+				   vm_flags_t flags)
+{
+#ifdef FZ_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
+/* 6.10 replaced mm->get_unmapped_area with mm_get_unmapped_area(). */
+static inline unsigned long
+fz_mm_get_unmapped_area(unsigned long addr, unsigned long len,
+			unsigned long pgoff, unsigned long flags)
+{
+#ifdef FZ_HAVE_MM_GET_UNMAPPED_AREA
+	return mm_get_unmapped_area(current->mm, NULL, addr, len, pgoff, flags);
+#else
+	return current->mm->get_unmapped_area(NULL, addr, len, pgoff, flags);
+#endif
+}
+
+/* FMODE_NOWAIT: /dev/zero advertises IOCB_NOWAIT support with it. */
+#ifdef FMODE_NOWAIT
+#define FZ_FMODE_NOWAIT		FMODE_NOWAIT
+#else
+#define FZ_FMODE_NOWAIT		0
+#endif
+
+#endif /* _FASTZERO_COMPAT_H */

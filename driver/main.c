@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - the /dev/fastzero misc device: file operations, module parameters.
+ *
+ * /dev/fastzero behaves like /dev/zero: reads return zeros, writes are
+ * discarded, seeks always land at 0, and mmap() gives zero-filled memory.
+ * It is faster because reads clear user memory in large chunks with the
+ * string instruction the CPU does best (clear.h), and shared mappings are
+ * cleared an extent at a time with clear_pages() (mmap.c).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/splice.h>
+#include <linux/string.h>
+#include <linux/uio.h>
+#include "clear.h"
+#include "fastzero.h"
+#include "stats.h"
+
+static const char * const fz_loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
+
+static int fz_open(struct inode *inode, struct file *file)
+{
+	file->f_mode |= FZ_FMODE_NOWAIT;
+	return 0;
+}
+
+static ssize_t fz_write(struct file *file, const char __user *buf,
+			size_t count, loff_t *ppos)
+{
+	return count;
+}
+
+static ssize_t fz_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	size_t count = iov_iter_count(from);
+
+	iov_iter_advance(from, count);
+	return count;
+}
+
+static loff_t fz_llseek(struct file *file, loff_t offset, int orig)
+{
+	file->f_pos = 0;
+	return 0;
+}
+
+static const struct file_operations fz_fops = {
+	.owner			= THIS_MODULE,
+	.open			= fz_open,
+	.llseek			= fz_llseek,
+	.read			= fz_read,
+	.read_iter		= fz_read_iter,
+	.write			= fz_write,
+	.write_iter		= fz_write_iter,
+	.splice_read		= fz_splice_read,
+	.splice_write		= iter_file_splice_write,
+	.mmap			= fz_mmap,
+	.get_unmapped_area	= fz_get_unmapped_area,
+};
+
+static const struct attribute_group *fz_groups[] = {
+	&fz_stats_group,
+	NULL,
+};
+
+static struct miscdevice fz_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "fastzero",
+	.fops	= &fz_fops,
+	.mode	= 0666,
+	.groups	= fz_groups,
+};
+
+/* chunk_size: bytes cleared between signal and reschedule checks. */
+static int fz_chunk_size_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned long size;
+	int ret;
+
+	ret = kstrtoul(val, 0, &size);
+	if (ret)
+		return ret;
+	if (size < FZ_CHUNK_MIN || size > FZ_CHUNK_MAX)
+		return -EINVAL;
+	WRITE_ONCE(fz_chunk_size, size);
+	return 0;
+}
+
+static const struct kernel_param_ops fz_chunk_size_ops = {
+	.set	= fz_chunk_size_set,
+	.get	= param_get_ulong,
+};
+
+module_param_cb(chunk_size, &fz_chunk_size_ops, &fz_chunk_size, 0644);
+MODULE_PARM_DESC(chunk_size, "Bytes cleared per chunk of a read, "
+		 __stringify(FZ_CHUNK_MIN) ".." __stringify(FZ_CHUNK_MAX));
+
+/* force_variant: "auto", or a loop name to use whatever the CPU. */
+static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
+{
+	int loop;
+
+	if (sysfs_streq(val, "auto")) {
+		WRITE_ONCE(fz_forced_loop, FZ_LOOP_AUTO);
+		return 0;
+	}
+	loop = sysfs_match_string(fz_loop_names, val);
+	if (loop < 0)
+		return loop;
+	WRITE_ONCE(fz_forced_loop, loop);
+	return 0;
+}
+
+static int fz_force_variant_get(char *buf, const struct kernel_param *kp)
+{
+	int loop = READ_ONCE(fz_forced_loop);
+
+	return sysfs_emit(buf, "%s\n",
+			  loop == FZ_LOOP_AUTO ? "auto" : fz_loop_names[loop]);
+}
+
+static const struct kernel_param_ops fz_force_variant_ops = {
+	.set	= fz_force_variant_set,
+	.get	= fz_force_variant_get,
+};
+
+module_param_cb(force_variant, &fz_force_variant_ops, NULL, 0644);
+MODULE_PARM_DESC(force_variant,
+		 "Clear loop for reads: auto (as patched), unrolled, rep_stosq, erms, rep_stosb or nt");
+
+/* clear_user_variant, clear_pages_variant: what the alternatives chose. */
+static int fz_clear_user_variant_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", fz_loop_names[fz_clear_user_selected()]);
+}
+
+static const struct kernel_param_ops fz_clear_user_variant_ops = {
+	.get	= fz_clear_user_variant_get,
+};
+
+module_param_cb(clear_user_variant, &fz_clear_user_variant_ops, NULL, 0444);
+MODULE_PARM_DESC(clear_user_variant,
+		 "clear_user loop selected by the alternatives at load time");
+
+static const char *fz_clear_pages_name(void)
+{
+#if FZ_CLEAR_PAGES_KERNEL
+	return "kernel";
+#else
+	return fz_loop_names[fz_clear_pages_selected()];
+#endif
+}
+
+static int fz_clear_pages_variant_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", fz_clear_pages_name());
+}
+
+static const struct kernel_param_ops fz_clear_pages_variant_ops = {
+	.get	= fz_clear_pages_variant_get,
+};
+
+module_param_cb(clear_pages_variant, &fz_clear_pages_variant_ops, NULL, 0444);
+MODULE_PARM_DESC(clear_pages_variant,
+		 "clear_pages loop for mmap: kernel (native clear_pages()) or the one the alternatives selected");
+
+module_param_named(erms_threshold, fz_erms_threshold, ulong, 0444);
+MODULE_PARM_DESC(erms_threshold,
+		 "Shortest length the erms variant clears with rep stosb");
+
+static int __init fz_init(void)
+{
+	int ret;
+
+	ret = misc_register(&fz_misc);
+	if (ret)
+		return ret;
+	pr_info("clear_user: %s (erms_threshold %lu), clear_pages: %s, chunk %lu\n",
+		fz_loop_names[fz_clear_user_selected()], fz_erms_threshold,
+		fz_clear_pages_name(), fz_chunk_size);
+	return 0;
+}
+
+static void __exit fz_exit(void)
+{
+	misc_deregister(&fz_misc);
+}
+
+module_init(fz_init);
+module_exit(fz_exit);
+
+MODULE_DESCRIPTION("/dev/fastzero: a faster /dev/zero");
+MODULE_LICENSE("GPL");

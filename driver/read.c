@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/* read.c - read() and read_iter() for /dev/fastzero: large chunks, exact faults, signals, NOWAIT. */
+
+#include <linux/fs.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/uio.h>
+#include "clear.h"
+#include "fastzero.h"
+#include "stats.h"
+
+unsigned long fz_chunk_size = FZ_CHUNK_DEFAULT;
+int fz_forced_loop = FZ_LOOP_AUTO;
+
+/* Clear one chunk with the patched-in loop, or the one force_variant names. */
+static unsigned long fz_clear_chunk(void __user *to, unsigned long n)
+{
+	int loop = READ_ONCE(fz_forced_loop);
+
+	if (likely(loop == FZ_LOOP_AUTO))
+		return fz_clear_user(to, n);
+	return fz_clear_user_loop(loop, to, n);
+}
+
+static size_t fz_chunk_max(void)
+{
+	return READ_ONCE(fz_chunk_size);
+}
+
+/*
+ * The semantics are /dev/zero's read_zero(), chunk size aside: a fault
+ * returns the bytes cleared before it, or -EFAULT if there are none; a
+ * pending signal ends the read after the current chunk.
+ */
+ssize_t fz_read(struct file *file, char __user *buf, size_t count,
+		loff_t *ppos)
+{
+	size_t chunk_max = fz_chunk_max();
+	size_t cleared = 0;
+
+	fz_stat_inc(FZ_STAT_READ_CALLS);
+	while (count) {
+		size_t chunk = min(count, chunk_max);
+		size_t left = fz_clear_chunk(buf + cleared, chunk);
+
+		cleared += chunk - left;
+		if (unlikely(left)) {
+			fz_stat_inc(FZ_STAT_READ_FAULTS);
+			if (!cleared)
+				return -EFAULT;
+			break;
+		}
+		count -= chunk;
+
+		if (signal_pending(current)) {
+			if (count)
+				fz_stat_inc(FZ_STAT_READ_SIGNALS);
+			break;
+		}
+		cond_resched();
+	}
+	fz_stat_add(FZ_STAT_READ_BYTES, cleared);
+	return cleared;
+}
+
+/*
+ * Zero up to @max bytes of the iterator's current user segment and advance
+ * past them.  Sets *@fault when the segment ran into inaccessible memory.
+ */
+static size_t fz_zero_user_segment(struct iov_iter *iter, size_t max,
+				   bool *fault)
+{
+	size_t len = min(fz_iter_user_len(iter), max);
+	size_t left = fz_clear_chunk(fz_iter_user_addr(iter), len);
+
+	iov_iter_advance(iter, len - left);
+	*fault = left;
+	return len - left;
+}
+
+/*
+ * Zero up to @max bytes of any iterator.  User memory goes through
+ * fz_clear_user(); kernel-backed iterators (pipes for splice, bvecs from
+ * io_uring fixed buffers) through iov_iter_zero().
+ */
+static size_t fz_zero_iter(struct iov_iter *iter, size_t max, bool *fault)
+{
+	size_t n;
+
+	if (user_backed_iter(iter))
+		return fz_zero_user_segment(iter, max, fault);
+
+	n = iov_iter_zero(max, iter);
+	*fault = !n;
+	return n;
+}
+
+/*
+ * The semantics are /dev/zero's read_iter_zero(): partial counts on a
+ * fault or a signal, -EAGAIN instead of rescheduling under IOCB_NOWAIT.
+ */
+ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	size_t chunk_max = fz_chunk_max();
+	size_t written = 0;
+
+	fz_stat_inc(FZ_STAT_READ_CALLS);
+	while (iov_iter_count(iter)) {
+		bool fault;
+
+		written += fz_zero_iter(iter, chunk_max, &fault);
+		if (unlikely(fault)) {
+			fz_stat_inc(FZ_STAT_READ_FAULTS);
+			if (!written)
+				return -EFAULT;
+			break;
+		}
+		if (signal_pending(current)) {
+			if (iov_iter_count(iter))
+				fz_stat_inc(FZ_STAT_READ_SIGNALS);
+			if (!written)
+				return -ERESTARTSYS;
+			break;
+		}
+		if (!need_resched())
+			continue;
+		if (iocb->ki_flags & IOCB_NOWAIT) {
+			if (!written)
+				return -EAGAIN;
+			break;
+		}
+		cond_resched();
+	}
+	fz_stat_add(FZ_STAT_READ_BYTES, written);
+	return written;
+}
