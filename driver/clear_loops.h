@@ -26,11 +26,7 @@
 #include <asm/smap.h>
 #define FZ_USER_VARIANTS	1
 #else
-/* Userspace stand-ins for the few kernel assembler macros the loops use. */
-#define SYM_FUNC_START(name)	.globl name; .type name, @function; \
-				.p2align 4; name:
-#define SYM_FUNC_END(name)	.size name, . - name
-#define RET			ret
+/* Userspace builds -include userspace/kasm.h for SYM_FUNC_START/END and RET. */
 #define FZ_USER_VARIANTS	0
 #endif
 
@@ -68,9 +64,11 @@ extern unsigned long fz_erms_threshold;
  * address below the stack pointer.
  */
 #define FZ_LOOP_ASM(insn, dst, len, extra...)				\
-	asm volatile(insn						\
-		     : "+c" (len), "+D" (dst), ##extra			\
-		     : : "rax", "rdx", "cc", "memory")
+	({								\
+		asm volatile(insn					\
+			     : "+c" (len), "+D" (dst), ##extra		\
+			     : : "rax", "rdx", "cc", "memory");		\
+	})
 
 /* Call loop @fn, a string such as "fz_clear_stosb". */
 #define FZ_CALL_LOOP(fn, dst, len, extra...)				\

@@ -68,12 +68,17 @@ static inline void fz_vm_flags_set(struct vm_area_struct *vma,
 #endif
 }
 
-/* 6.10 replaced mm->get_unmapped_area with mm_get_unmapped_area(). */
+/*
+ * The default placement for current->mm: 6.10 replaced mm->get_unmapped_area
+ * with mm_get_unmapped_area(mm, ...), which later lost its mm argument.
+ */
 static inline unsigned long
 fz_mm_get_unmapped_area(unsigned long addr, unsigned long len,
 			unsigned long pgoff, unsigned long flags)
 {
-#ifdef FZ_HAVE_MM_GET_UNMAPPED_AREA
+#if defined(FZ_HAVE_MM_GET_UNMAPPED_AREA)
+	return mm_get_unmapped_area(NULL, addr, len, pgoff, flags);
+#elif defined(FZ_HAVE_MM_GET_UNMAPPED_AREA_MM)
 	return mm_get_unmapped_area(current->mm, NULL, addr, len, pgoff, flags);
 #else
 	return current->mm->get_unmapped_area(NULL, addr, len, pgoff, flags);

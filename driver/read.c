@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* read.c - read() and read_iter() for /dev/fastzero: large chunks, exact faults, signals, NOWAIT. */
+/* read.c - read() and read_iter(): large chunks, exact faults, signals, NOWAIT. */
 
 #include <linux/fs.h>
 #include <linux/sched.h>
