@@ -6,6 +6,7 @@
 #include <linux/fs.h>
 #include <linux/sizes.h>
 #include <linux/types.h>
+#include <asm/pgtable_types.h>
 
 /*
  * Bytes cleared between signal/reschedule checks.  /dev/zero uses PAGE_SIZE;
@@ -19,7 +20,11 @@
 /* force_variant: negative means "use what the alternatives selected". */
 #define FZ_LOOP_AUTO		(-1)
 
+/* The largest MAP_SHARED extent: one PMD's worth of pages. */
+#define FZ_MAX_ORDER		(PMD_SHIFT - PAGE_SHIFT)
+
 extern unsigned long fz_chunk_size;
+extern unsigned int fz_max_extent_order;
 extern int fz_forced_loop;
 
 /* read.c */

@@ -98,8 +98,8 @@ static const struct kernel_param_ops fz_chunk_size_ops = {
 };
 
 module_param_cb(chunk_size, &fz_chunk_size_ops, &fz_chunk_size, 0644);
-MODULE_PARM_DESC(chunk_size, "Bytes cleared per chunk of a read, "
-		 __stringify(FZ_CHUNK_MIN) ".." __stringify(FZ_CHUNK_MAX));
+MODULE_PARM_DESC(chunk_size,
+		 "Bytes cleared per chunk of a read, 4096 to 8 MiB (default 2 MiB)");
 
 /* force_variant: "auto", or a loop name to use whatever the CPU. */
 static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
@@ -133,6 +133,23 @@ static const struct kernel_param_ops fz_force_variant_ops = {
 module_param_cb(force_variant, &fz_force_variant_ops, NULL, 0644);
 MODULE_PARM_DESC(force_variant,
 		 "Clear loop for reads: auto (as patched), unrolled, rep_stosq, erms, rep_stosb or nt");
+
+/* max_extent_order: the largest extent a MAP_SHARED fault allocates. */
+static int fz_max_extent_order_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, FZ_MAX_ORDER);
+}
+
+static const struct kernel_param_ops fz_max_extent_order_ops = {
+	.set	= fz_max_extent_order_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(max_extent_order, &fz_max_extent_order_ops,
+		&fz_max_extent_order, 0644);
+MODULE_PARM_DESC(max_extent_order,
+		 "Largest MAP_SHARED extent as a page order, 0 to PMD order (default)");
 
 /* clear_user_variant, clear_pages_variant: what the alternatives chose. */
 static int fz_clear_user_variant_get(char *buf, const struct kernel_param *kp)

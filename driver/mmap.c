@@ -32,8 +32,6 @@
 #include "fastzero.h"
 #include "stats.h"
 
-/* The largest extent: one PMD's worth of pages. */
-#define FZ_MAX_ORDER		(PMD_SHIFT - PAGE_SHIFT)
 /* Fallback order when a PMD-sized folio is not available. */
 #define FZ_MID_ORDER		PAGE_ALLOC_COSTLY_ORDER
 /* Pages cleared per clear_pages() call before a cond_resched(). */
@@ -101,10 +99,12 @@ static struct folio *fz_object_lookup(struct fz_object *obj, pgoff_t index)
 	return NULL;
 }
 
-/* Largest order whose aligned block around @index lies inside the object. */
+unsigned int fz_max_extent_order = FZ_MAX_ORDER;
+
+/* Largest allowed order whose aligned block around @index fits the object. */
 static unsigned int fz_fit_order(struct fz_object *obj, pgoff_t index)
 {
-	unsigned int order = FZ_MAX_ORDER;
+	unsigned int order = READ_ONCE(fz_max_extent_order);
 
 	while (order &&
 	       round_down(index, 1UL << order) + (1UL << order) > obj->nr_pages)
@@ -170,7 +170,7 @@ static struct folio *fz_object_populate(struct fz_object *obj, pgoff_t index)
 		if (!folio) {
 			if (!order)
 				return ERR_PTR(-ENOMEM);
-			order = order > FZ_MID_ORDER ? FZ_MID_ORDER : 0;
+			order = min(order - 1, FZ_MID_ORDER);
 			continue;
 		}
 		fz_clear_extent(folio);
