@@ -178,7 +178,7 @@ FZ_LOOP_FUNC fz_clear_user_nt, FZ_NT_BODY, 1
 	.globl	fz_erms_threshold
 	.type	fz_erms_threshold, @object
 fz_erms_threshold:
-	.quad	256
+	.quad	768
 	.size	fz_erms_threshold, 8
 
 #ifndef __KERNEL__

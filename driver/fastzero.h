@@ -17,6 +17,13 @@
 #define FZ_CHUNK_MIN		PAGE_SIZE
 #define FZ_CHUNK_MAX		SZ_8M
 
+/*
+ * Reads of at least this many bytes use non-temporal stores: measured
+ * 1.38x faster than rep stosb into a 256 MiB destination, only 1.13x at
+ * 64 MiB and 0.6x at 16 MiB (README).  0 disables.
+ */
+#define FZ_NT_THRESHOLD_DEFAULT	SZ_128M
+
 /* force_variant: negative means "use what the alternatives selected". */
 #define FZ_LOOP_AUTO		(-1)
 
@@ -24,6 +31,7 @@
 #define FZ_MAX_ORDER		(PMD_SHIFT - PAGE_SHIFT)
 
 extern unsigned long fz_chunk_size;
+extern unsigned long fz_nt_threshold;
 extern unsigned int fz_max_extent_order;
 extern int fz_forced_loop;
 

@@ -101,6 +101,10 @@ module_param_cb(chunk_size, &fz_chunk_size_ops, &fz_chunk_size, 0644);
 MODULE_PARM_DESC(chunk_size,
 		 "Bytes cleared per chunk of a read, 4096 to 8 MiB (default 2 MiB)");
 
+module_param_named(nt_threshold, fz_nt_threshold, ulong, 0644);
+MODULE_PARM_DESC(nt_threshold,
+		 "Reads of at least this many bytes use non-temporal stores (0: never)");
+
 /* force_variant: "auto", or a loop name to use whatever the CPU. */
 static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
 {

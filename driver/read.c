@@ -10,13 +10,27 @@
 #include "stats.h"
 
 unsigned long fz_chunk_size = FZ_CHUNK_DEFAULT;
+unsigned long fz_nt_threshold = FZ_NT_THRESHOLD_DEFAULT;
 int fz_forced_loop = FZ_LOOP_AUTO;
 
-/* Clear one chunk with the patched-in loop, or the one force_variant names. */
-static unsigned long fz_clear_chunk(void __user *to, unsigned long n)
+/*
+ * The loop for a read of @total bytes: the one force_variant names, else
+ * non-temporal stores for a destination too large to stay in the cache
+ * (it would be evicted before it is read; without the read-for-ownership
+ * the stores run ~1.4x faster), else the one the alternatives patched in.
+ */
+static int fz_read_loop(size_t total)
 {
 	int loop = READ_ONCE(fz_forced_loop);
+	unsigned long nt_threshold = READ_ONCE(fz_nt_threshold);
 
+	if (loop == FZ_LOOP_AUTO && nt_threshold && total >= nt_threshold)
+		return FZ_LOOP_NT;
+	return loop;
+}
+
+static unsigned long fz_clear_chunk(int loop, void __user *to, unsigned long n)
+{
 	if (likely(loop == FZ_LOOP_AUTO))
 		return fz_clear_user(to, n);
 	return fz_clear_user_loop(loop, to, n);
@@ -36,12 +50,13 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos)
 {
 	size_t chunk_max = fz_chunk_max();
+	int loop = fz_read_loop(count);
 	size_t cleared = 0;
 
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
 		size_t chunk = min(count, chunk_max);
-		size_t left = fz_clear_chunk(buf + cleared, chunk);
+		size_t left = fz_clear_chunk(loop, buf + cleared, chunk);
 
 		cleared += chunk - left;
 		if (unlikely(left)) {
@@ -67,11 +82,11 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
  * Zero up to @max bytes of the iterator's current user segment and advance
  * past them.  Sets *@fault when the segment ran into inaccessible memory.
  */
-static size_t fz_zero_user_segment(struct iov_iter *iter, size_t max,
-				   bool *fault)
+static size_t fz_zero_user_segment(int loop, struct iov_iter *iter,
+				   size_t max, bool *fault)
 {
 	size_t len = min(fz_iter_user_len(iter), max);
-	size_t left = fz_clear_chunk(fz_iter_user_addr(iter), len);
+	size_t left = fz_clear_chunk(loop, fz_iter_user_addr(iter), len);
 
 	iov_iter_advance(iter, len - left);
 	*fault = left;
@@ -83,12 +98,13 @@ static size_t fz_zero_user_segment(struct iov_iter *iter, size_t max,
  * fz_clear_user(); kernel-backed iterators (pipes for splice, bvecs from
  * io_uring fixed buffers) through iov_iter_zero().
  */
-static size_t fz_zero_iter(struct iov_iter *iter, size_t max, bool *fault)
+static size_t fz_zero_iter(int loop, struct iov_iter *iter, size_t max,
+			   bool *fault)
 {
 	size_t n;
 
 	if (user_backed_iter(iter))
-		return fz_zero_user_segment(iter, max, fault);
+		return fz_zero_user_segment(loop, iter, max, fault);
 
 	n = iov_iter_zero(max, iter);
 	*fault = !n;
@@ -102,13 +118,14 @@ static size_t fz_zero_iter(struct iov_iter *iter, size_t max, bool *fault)
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	size_t chunk_max = fz_chunk_max();
+	int loop = fz_read_loop(iov_iter_count(iter));
 	size_t written = 0;
 
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (iov_iter_count(iter)) {
 		bool fault;
 
-		written += fz_zero_iter(iter, chunk_max, &fault);
+		written += fz_zero_iter(loop, iter, chunk_max, &fault);
 		if (unlikely(fault)) {
 			fz_stat_inc(FZ_STAT_READ_FAULTS);
 			if (!written)
