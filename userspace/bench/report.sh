@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# report.sh - turn collect.sh's raw outputs into one table, a CSV and a plot.
+#
+# usage: report.sh RAWDIR OUTBASE
+#   RAWDIR   what collect.sh wrote (meta.txt, dd.raw, fio-*.json, fzbench.csv)
+#   OUTBASE  path without extension: writes OUTBASE.csv, OUTBASE.dat,
+#            OUTBASE.svg and OUTBASE.png; the table goes to stdout
+# One row per workload and block size: reference GB/s, device GB/s, ratio
+# (device / reference) and both spreads ((max - min) / median, in percent).
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+need() {	# need CMD PKG: install PKG if CMD is missing
+	command -v "$1" >/dev/null 2>&1 && return 0
+	dpkg -s "$2" >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2
+}
+
+meta() { sed -n "s/^$1=//p" "$RAW/meta.txt" | head -n1; }
+
+# dd.raw "dd BS ROLE DEV REP BYTES SECS GBPS" -> "dd read BS ROLE GBPS"
+dd_samples() {
+	[[ -s $RAW/dd.raw ]] || return 0
+	awk '$1 == "dd" { print "dd", "read", $2, $3, $8 }' "$RAW/dd.raw"
+}
+
+# fio-NAME-ROLE-REP.json -> "fio NAME JOB ROLE GBPS" (n/a when the job failed)
+fio_samples() {
+	local f base name role
+	for f in "$RAW"/fio-*.json; do
+		[[ -e $f ]] || continue
+		base=$(basename "$f" .json)
+		role=${base%-*}
+		role=${role##*-}
+		name=${base#fio-}
+		name=${name%-*-*}
+		# fio prints error lines before the JSON document on stdout
+		sed -n '/^{/,$p' "$f" | jq -r --arg n "$name" --arg r "$role" \
+			'.jobs[] | "fio \($n) \(.jobname) \($r) " +
+			 (if .error == 0 then (.read.bw_bytes / 1e9 | tostring) else "n/a" end)' \
+			2>/dev/null || echo "fio $name parse-error $role n/a"
+	done
+}
+
+# samples -> "tool workload param role median spread n" (first-seen order)
+stats() {
+	awk '
+		function med(k,   n, i, j, t, v) {
+			n = cnt[k]
+			for (i = 1; i <= n; i++)
+				v[i] = val[k, i]
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+					t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+				}
+			m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+			# one sample has no spread
+			return sprintf("%.4f %s %d", m, n < 2 ? "n/a" : sprintf("%.1f", m > 0 ? 100 * (v[n] - v[1]) / m : 0), n)
+		}
+		{
+			k = $1 " " $2 " " $3 " " $4
+			if (!(k in seen)) { seen[k] = 1; order[++nk] = k; cnt[k] = 0 }
+			if ($5 != "n/a") val[k, ++cnt[k]] = $5
+		}
+		END {
+			for (i = 1; i <= nk; i++)
+				print order[i], cnt[order[i]] ? med(order[i]) : "n/a n/a 0"
+		}'
+}
+
+# fzbench.csv -> "fzbench workload param role median spread n aux"
+fz_rows() {
+	[[ -s $RAW/fzbench.csv ]] || return 0
+	awk -F, -v dev="$(meta dev)" 'NR > 1 {
+		role = $5 == dev ? "A" : $5 == "anon" ? "anon" : "B"
+		aux = $14 == "n/a" || $13 == "" ? "" : $13 "=" $14
+		print "fzbench", $3, $4, role, $7, $10, $11, aux
+	}' "$RAW/fzbench.csv"
+}
+
+# rows -> wide CSV: one line per (tool, workload, param)
+pivot() {
+	awk -v mode="$(meta mode)" -v dev="$(meta dev)" -v ref="$(meta ref)" '
+		{
+			k = $1 "," $2 "," $3
+			if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+			m[k, $4] = $5; s[k, $4] = $6
+			if ($8 != "") aux[k] = aux[k] (aux[k] == "" ? "" : " ") $4 ":" $8
+		}
+		END {
+			print "mode,tool,workload,param,ref,ref_gbs,ref_spread_pct,dev,dev_gbs,dev_spread_pct,ratio,anon_gbs,aux"
+			for (i = 1; i <= nk; i++) {
+				k = order[i]
+				a = m[k, "A"]; b = m[k, "B"]
+				r = (a + 0 > 0 && b + 0 > 0) ? sprintf("%.3f", a / b) : "n/a"
+				printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", mode, k, ref,
+					b == "" ? "n/a" : b, s[k, "B"] == "" ? "n/a" : s[k, "B"],
+					dev, a == "" ? "n/a" : a, s[k, "A"] == "" ? "n/a" : s[k, "A"],
+					r, (m[k, "anon"] == "" ? "" : m[k, "anon"]) "," aux[k]
+			}
+		}'
+}
+
+table() {
+	awk -F, '
+		function num(v, f) { return v == "n/a" ? v : sprintf(f, v) }
+		function pct(v) { return v == "n/a" ? "-" : sprintf("%.1f%%", v) }
+		NR == 1 {
+			printf "%-8s %-14s %-14s %11s %8s %11s %8s %7s  %s\n", "tool", "workload",
+				"param", "ref GB/s", "spread", "dev GB/s", "spread", "ratio", "notes"
+			next
+		}
+		{
+			note = ($12 != "" ? sprintf("anon %.2f GB/s ", $12) : "") $13
+			printf "%-8s %-14s %-14s %11s %8s %11s %8s %7s  %s\n", $2, $3, $4,
+				num($6, "%.2f"), pct($7), num($9, "%.2f"), pct($10), $11, note
+		}' "$1"
+}
+
+# plot data: block size in bytes, ref, dev for fzbench read, dd, fio psync
+plot_data() {
+	awk -F, '
+		function bytes(p,   n, u) {
+			sub(/^bs-/, "", p)
+			n = p + 0; u = toupper(substr(p, length(p)))
+			return u == "K" ? n * 1024 : u == "M" ? n * 1048576 : u == "G" ? n * 1073741824 : n
+		}
+		NR > 1 && $6 != "n/a" && $9 != "n/a" {
+			if ($2 == "fzbench" && $3 == "read") blk[0] = blk[0] bytes($4) " " $6 " " $9 "\n"
+			if ($2 == "dd") blk[1] = blk[1] bytes($4) " " $6 " " $9 "\n"
+			if ($2 == "fio" && $3 == "seq-read-bs") blk[2] = blk[2] bytes($4) " " $6 " " $9 "\n"
+		}
+		END {
+			for (i = 0; i < 3; i++)
+				printf "# block %d\n%s%s\n\n", i, blk[i] == "" ? "nan nan nan\n" : blk[i], ""
+		}' "$1"
+}
+
+main() {
+	[[ $# -eq 2 && -f $1/meta.txt ]] || { sed -n '4,9p' "$0" >&2; exit 2; }
+	RAW=$1
+	local out=$2 mode
+	mode=$(meta mode)
+	need jq jq
+	need gnuplot gnuplot-nox
+	mkdir -p "$(dirname "$out")"
+	{ dd_samples; fio_samples; } | stats | awk '{ print $0, "" }' >"$out.rows"
+	fz_rows >>"$out.rows"
+	pivot <"$out.rows" >"$out.csv"
+	rm -f "$out.rows"
+	echo "# mode: $mode   kernel: $(meta kernel)   ref: $(meta ref)   dev: $(meta dev)   ratio = dev / ref"
+	table "$out.csv"
+	plot_data "$out.csv" >"$out.dat"
+	gnuplot -e "datafile='$out.dat'; outbase='$out'; refname='$(meta ref)'; devname='$(meta dev)'; plottitle='read throughput, $(meta kernel), mode $mode'" \
+		"$BENCH_DIR/plot.gp" 2>"$out.gnuplot.err" || echo "warning: gnuplot failed, see $out.gnuplot.err" >&2
+	[[ -s $out.gnuplot.err ]] || rm -f "$out.gnuplot.err"
+	echo "# csv: $out.csv   plot: $out.svg $out.png"
+}
+
+main "$@"

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# run-bench.sh - what `make bench` runs: /dev/fastzero vs /dev/zero, one table.
+#
+# Mode: native when root, the running kernel loads modules (/proc/modules) and
+# its headers are installed (build, insmod, run here); otherwise a QEMU VM via
+# tests/vm/run-vm.sh: KVM if usable, else TCG (software emulation: those
+# numbers measure the emulator, and the clear-loop microbenchmark runs natively
+# as well to give real-hardware numbers).
+#
+# Env: QUICK=1               short run (~3 min on 2 cores), else full (~20 min)
+#      FZ_BENCH_MODE         force native or vm
+#      FZ_BENCH_KERNEL       guest kernel id for VM mode (default 6.12)
+#      FZ_BENCH_CPU          QEMU -cpu (default max)
+#      FZ_BENCH_MEM          guest memory (default: 3G quick, 4G TCG, 12G KVM)
+#      FZ_BENCH_MMAP         fzbench --mmap-sizes (default: 64M quick, 1G TCG,
+#                            1G,8G native/KVM)
+#      FZ_RESULTS            output dir (default userspace/results)
+# Output: table on stdout, <date>-<host>-<kernel>-<mode>.{csv,svg,png} in
+# FZ_RESULTS, the raw outputs in the matching -raw/ directory.
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+US_DIR=$(cd "$BENCH_DIR/.." && pwd)
+REPO=$(cd "$US_DIR/.." && pwd)
+QUICK=${QUICK:-0}
+KERNEL_ID=${FZ_BENCH_KERNEL:-6.12}
+QCPU=${FZ_BENCH_CPU:-max}
+RESULTS=${FZ_RESULTS:-$US_DIR/results}
+DEV=/dev/fastzero
+REF=/dev/zero
+
+say() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() {
+	say "error: $*"
+	exit 1
+}
+loud() {
+	local line='################################################################'
+	printf '%s\n# %s\n%s\n' "$line" "$*" "$line" >&2
+}
+
+need_pkgs() {
+	local p missing=()
+	for p in "$@"; do
+		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	say "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 ||
+		{ apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2; }
+}
+
+accel() {
+	if grep -qw -e vmx -e svm /proc/cpuinfo && [[ -r /dev/kvm && -w /dev/kvm ]]; then
+		echo kvm
+	else
+		echo tcg
+	fi
+}
+
+pick_mode() {
+	case ${FZ_BENCH_MODE:-} in
+	native) echo native; return ;;
+	vm) accel; return ;;
+	'') ;;
+	*) die "FZ_BENCH_MODE must be native or vm" ;;
+	esac
+	if [[ $EUID == 0 && -e /proc/modules && -d /lib/modules/$(uname -r)/build ]]; then
+		echo native
+	else
+		accel
+	fi
+}
+
+# collect.sh options for this mode
+collect_opts() {
+	local mode=$1 mmap
+	if [[ $QUICK == 1 ]]; then
+		mmap=${FZ_BENCH_MMAP:-64M}
+		printf '%s\n' -q
+	elif [[ $mode == tcg ]]; then
+		mmap=${FZ_BENCH_MMAP:-1G}
+	else
+		mmap=${FZ_BENCH_MMAP:-1G,8G}
+	fi
+	printf '%s\n' -m "$mode" -M "$mmap"
+}
+
+run_native() {	# run_native RAWDIR
+	local raw=$1 loaded=0 opts
+	make -C "/lib/modules/$(uname -r)/build" M="$REPO/driver" modules >&2
+	if [[ ! -e /sys/module/fastzero ]]; then
+		insmod "$REPO/driver/fastzero.ko"
+		loaded=1
+	fi
+	mapfile -t opts < <(collect_opts native)
+	sh "$BENCH_DIR/collect.sh" "${opts[@]}" -o "$raw" "$DEV" "$REF" || true
+	((loaded == 0)) || rmmod fastzero
+}
+
+# The payload: scripts, fzbench, the job files and a GNU dd (its libc is in
+# the guest with fio's libraries; busybox dd prints no timing).
+make_payload() {	# make_payload DIR
+	mkdir -p "$1/bin" "$1/fio-jobs"
+	cp "$BENCH_DIR/collect.sh" "$BENCH_DIR/dd.sh" "$US_DIR/build/fzbench" "$1/"
+	cp "$REPO"/fio-jobs/*.fio "$1/fio-jobs/"
+	cp "$(command -v dd)" "$1/bin/dd"
+}
+
+run_vm() {	# run_vm MODE RAWDIR
+	local mode=$1 raw=$2 payload log mem tmo opts cmd rc=0
+	[[ -x $REPO/tests/vm/run-vm.sh ]] || die "tests/vm/run-vm.sh missing: VM mode unavailable"
+	payload=$(mktemp -d)
+	make_payload "$payload"
+	mapfile -t opts < <(collect_opts "$mode")
+	if [[ $QUICK == 1 ]]; then
+		mem=3G tmo=240
+	elif [[ $mode == tcg ]]; then
+		mem=4G tmo=1500
+	else
+		mem=12G tmo=1500
+	fi
+	mem=${FZ_BENCH_MEM:-$mem}
+	cmd="sh ./collect.sh -e -o /tmp/fzb ${opts[*]} $DEV $REF"
+	log=$raw.vm.log
+	say "VM: kernel $KERNEL_ID, cpu $QCPU, $mode, mem $mem, timeout ${tmo}s, log $log"
+	"$REPO/tests/vm/run-vm.sh" --kernel "$KERNEL_ID" --cpu "$QCPU" --mem "$mem" \
+		--timeout "$tmo" --payload "$payload" --cmd "$cmd" --log "$log" \
+		| grep --line-buffered -E '^\[[0-9]+/[0-9]+\]|^FZ: (boot|insmod|variant|done)' >&2 || rc=$?
+	rm -rf "$payload"
+	mkdir -p "$raw"
+	awk -v dir="$raw" '
+		/^FZB: file-begin / { f = dir "/" $3; printf "" > f; next }
+		/^FZB: file-end / { close(f); f = ""; next }
+		f != "" { print >> f }' "$log"
+	[[ -s $raw/meta.txt ]] || die "no results in $log (run-vm.sh status $rc)"
+}
+
+tcg_warning() {	# on stdout, next to the table
+	loud "WARNING: mode TCG - these numbers measure QEMU's software emulation," \
+		"not the hardware (TCG runs rep stosb ~8x slower than a movq loop, the" \
+		"opposite of real CPUs). Do not tune on them; see the native clearbench below." 2>&1
+}
+
+main() {
+	local mode kver host stamp base raw
+	need_pkgs gcc make fio gnuplot-nox jq
+	mode=$(pick_mode)
+	case $mode in
+	native) loud "MODE: NATIVE - module loaded into the running kernel $(uname -r)" ;;
+	kvm) loud "MODE: KVM - QEMU/KVM guest, kernel $KERNEL_ID, cpu $QCPU" ;;
+	tcg) loud "MODE: TCG - QEMU software emulation, kernel $KERNEL_ID: NOT hardware numbers" ;;
+	esac
+	[[ $mode == native ]] || need_pkgs qemu-system-x86 busybox-static
+	make -s -C "$US_DIR" all >&2
+	mkdir -p "$RESULTS"
+	raw=$(mktemp -d "$RESULTS/.raw.XXXXXX")
+	if [[ $mode == native ]]; then
+		run_native "$raw"
+	else
+		run_vm "$mode" "$raw"
+	fi
+	kver=$(sed -n 's/^kernel=//p' "$raw/meta.txt")
+	host=$(hostname -s 2>/dev/null || uname -n)
+	stamp=$(date +%Y%m%d-%H%M%S)
+	base=$RESULTS/$stamp-$host-$kver-$mode
+	mv "$raw" "$base-raw"
+	[[ ! -e $raw.vm.log ]] || mv "$raw.vm.log" "$base-raw/vm.log"
+	[[ ! -e $raw.vm.log.qemu-stderr ]] || mv "$raw.vm.log.qemu-stderr" "$base-raw/qemu-stderr.txt"
+	[[ $mode != tcg ]] || tcg_warning
+	"$BENCH_DIR/report.sh" "$base-raw" "$base"
+	[[ $mode != tcg ]] || tcg_warning
+	if [[ $mode == tcg ]]; then
+		loud "real hardware: the driver's clear loops in userspace (clearbench, mode native)" 2>&1
+		if [[ $QUICK == 1 ]]; then
+			"$US_DIR/build/clearbench" --quick --csv "$base-clearbench.csv"
+		else
+			"$US_DIR/build/clearbench" --csv "$base-clearbench.csv"
+		fi
+	fi
+}
+
+main "$@"

@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * clearbench - time the driver's clearing loops on the real CPU.
+ *
+ * driver/clear_loops.S is assembled and linked in unchanged, so this measures
+ * exactly the instructions the module executes, minus the user-access
+ * bracketing (STAC/CLAC) of the kernel's fz_clear_user_*() flavour.
+ *
+ * Sections:
+ *   matrix  every loop x chunk size x buffer size (cache- and DRAM-resident),
+ *           as "perf bench mem memset -k": the buffer is cleared chunk by chunk;
+ *           ratio against the stock kernel's way (unrolled, 4 KiB chunks)
+ *   short   8..4096-byte clears, cache hot: unrolled vs rep_stosb vs erms,
+ *           the evidence for fz_erms_threshold
+ *   chunk   the read path's chunk size (64K..8M) on a 64 MiB and 1 GiB
+ *           destination with rep_stosb
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "benchlib.h"
+#include "clear_loops.h"
+
+#define MAX_CFGS	128
+#define WARM_LIMIT	(8u << 20)	/* buffers up to this are "cache-resident" */
+
+typedef void (*clear_fn)(char *buf, size_t len, size_t chunk,
+			 unsigned long passes);
+
+/*
+ * The loops are not C functions: FZ_CALL_LOOP emits a direct call to a
+ * literal symbol, so every loop gets its own copy of the chunk walk.
+ */
+#define DEFINE_CLEAR(sym)						\
+static void run_##sym(char *buf, size_t len, size_t chunk,		\
+		      unsigned long passes)				\
+{									\
+	unsigned long p;						\
+	size_t off;							\
+									\
+	for (p = 0; p < passes; p++) {					\
+		for (off = 0; off < len; off += chunk) {		\
+			void *dst = buf + off;				\
+			unsigned long n = BL_MIN(chunk, len - off);	\
+									\
+			FZ_CALL_LOOP(#sym, dst, n);			\
+			if (n)						\
+				bl_die(#sym ": %lu bytes left", n);	\
+		}							\
+	}								\
+}
+
+DEFINE_CLEAR(fz_clear_unrolled)
+DEFINE_CLEAR(fz_clear_stosq)
+DEFINE_CLEAR(fz_clear_erms)
+DEFINE_CLEAR(fz_clear_stosb)
+DEFINE_CLEAR(fz_clear_nt)
+
+static const clear_fn loops[FZ_NR_LOOPS] = {
+	[FZ_LOOP_UNROLLED]	= run_fz_clear_unrolled,
+	[FZ_LOOP_STOSQ]		= run_fz_clear_stosq,
+	[FZ_LOOP_ERMS]		= run_fz_clear_erms,
+	[FZ_LOOP_STOSB]		= run_fz_clear_stosb,
+	[FZ_LOOP_NT]		= run_fz_clear_nt,
+};
+
+static const char * const loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
+
+/**
+ * struct cfg - one configuration to time
+ * @workload: result group, e.g. "matrix-1G"
+ * @loop: which clear loop
+ * @buf: destination, @len bytes, cleared @chunk bytes per loop call
+ * @passes: whole-buffer passes per sample (calibrated)
+ * @warm: run one untimed pass before each sample (cache-resident buffers)
+ * @gbs: samples in GB/s (1e9 bytes per second)
+ * @ns_call: samples in ns per loop call
+ */
+struct cfg {
+	char workload[BL_NAME_LEN];
+	enum fz_loop loop;
+	char *buf;
+	size_t len, chunk;
+	unsigned long passes;
+	bool warm;
+	double gbs[BL_MAX_REPS];
+	double ns_call[BL_MAX_REPS];
+};
+
+struct opts {
+	bool quick, json, thp;
+	unsigned int reps;
+	double target_ms;
+	int cpu;
+	const char *csv, *mode, *sections;
+	size_t bufs[8], dests[8];
+	int nbufs, ndests;
+	enum fz_loop chunk_loop;
+};
+
+static struct cfg cfgs[MAX_CFGS];
+static unsigned int ncfgs;
+
+static struct cfg *add_cfg(const char *workload, enum fz_loop loop, char *buf,
+			   size_t len, size_t chunk)
+{
+	struct cfg *c;
+
+	if (ncfgs == MAX_CFGS)
+		bl_die("too many configurations");
+	c = &cfgs[ncfgs++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->workload, sizeof(c->workload), "%s", workload);
+	c->loop = loop;
+	c->buf = buf;
+	c->len = len;
+	c->chunk = chunk;
+	c->passes = 1;
+	c->warm = len <= WARM_LIMIT;
+	return c;
+}
+
+static uint64_t time_passes(const struct cfg *c, unsigned long passes)
+{
+	uint64_t t0;
+
+	if (c->warm)
+		loops[c->loop](c->buf, c->len, c->chunk, 1);
+	t0 = bl_now_ns();
+	loops[c->loop](c->buf, c->len, c->chunk, passes);
+	return BL_MAX(bl_now_ns() - t0, 1);
+}
+
+/* Pick the pass count that makes one sample last about @target_ns. */
+static void calibrate(struct cfg *c, double target_ns)
+{
+	unsigned long passes = 1;
+	uint64_t t;
+
+	for (;;) {
+		t = time_passes(c, passes);
+		if (t >= target_ns / 8 || passes >= (1ul << 40))
+			break;
+		passes *= 8;
+	}
+	c->passes = BL_MAX(1ul, (unsigned long)(passes * target_ns / t));
+}
+
+static void sample(struct cfg *c, unsigned int rep)
+{
+	uint64_t t = time_passes(c, c->passes);
+	double calls = (double)c->passes * ((c->len + c->chunk - 1) / c->chunk);
+
+	c->gbs[rep] = (double)c->len * c->passes / t;
+	c->ns_call[rep] = t / calls;
+}
+
+/*
+ * Time every configuration @reps times, interleaved: each round visits all
+ * configurations, starting at a different one and alternating direction, so
+ * drifting host noise spreads over all of them instead of biasing a few.
+ */
+static void run_cfgs(const struct opts *o, const char *what)
+{
+	unsigned int r, k, i;
+
+	for (i = 0; i < ncfgs; i++)
+		calibrate(&cfgs[i], o->target_ms * 1e6);
+	for (r = 0; r < o->reps; r++) {
+		bl_progress(r + 1, o->reps, "%s: %u configurations", what, ncfgs);
+		for (k = 0; k < ncfgs; k++) {
+			i = (k + r * 7) % ncfgs;
+			if (r & 1)
+				i = ncfgs - 1 - i;
+			sample(&cfgs[i], r);
+		}
+	}
+}
+
+static char *fmt(size_t v)
+{
+	static char bufs[8][16];
+	static unsigned int n;
+
+	return (char *)bl_fmt_size(v, bufs[n++ % 8], sizeof(bufs[0]));
+}
+
+/* Turn the samples into results (@ns_aux: add ns per call) and reset. */
+static void collect(struct bl_report *rep, unsigned int reps, bool ns_aux)
+{
+	unsigned int i;
+
+	for (i = 0; i < ncfgs; i++) {
+		struct cfg *c = &cfgs[i];
+		bool by_len = !strcmp(c->workload, "short");
+		struct bl_result *r;
+		struct bl_stats ns;
+
+		r = bl_add(rep, c->workload, fmt(by_len ? c->len : c->chunk),
+			   loop_names[c->loop], "GB/s", c->gbs, reps);
+		if (ns_aux) {
+			bl_stats(c->ns_call, reps, &ns);
+			snprintf(r->aux_name, sizeof(r->aux_name), "ns_per_call");
+			r->aux = ns.med;
+		}
+	}
+	ncfgs = 0;
+}
+
+/* Set every result's ratio against (@workload, @param, @series). */
+static void set_ratios(struct bl_report *rep, unsigned int from,
+		       const char *param, const char *series, bool same_param)
+{
+	unsigned int i;
+
+	for (i = from; i < rep->nres; i++) {
+		struct bl_result *r = &rep->res[i];
+		struct bl_result *base;
+
+		base = bl_find(rep, r->workload, same_param ? r->param : param,
+			       series);
+		if (base && base->st.n && r->st.n)
+			r->ratio = r->st.med / base->st.med;
+	}
+}
+
+static double med_of(const struct bl_report *rep, const char *workload,
+		     const char *param, enum fz_loop loop)
+{
+	struct bl_result *r = bl_find(rep, workload, param, loop_names[loop]);
+
+	return r && r->st.n ? r->st.med : NAN;
+}
+
+/* --- section: strategy x chunk x buffer ---------------------------------- */
+
+static const size_t matrix_chunks[] = {
+	4u << 10, 64u << 10, 2u << 20, 32u << 20, 1u << 30,
+};
+
+static void summarize_matrix(struct bl_report *rep, const char *wl,
+			     size_t len)
+{
+	char by_chunk[160] = "";
+	size_t chunk = 0, o = 0;
+	unsigned int i;
+	double best = 0;
+	int best_loop = -1;
+	const char *p;
+
+	for (i = 0; i < BL_ARRAY_SIZE(matrix_chunks) && matrix_chunks[i] <= len; i++) {
+		chunk = matrix_chunks[i];
+		p = fmt(chunk);
+		o += snprintf(by_chunk + o, sizeof(by_chunk) - o, "%s%s %.2fx",
+			      i ? ", " : "", p,
+			      med_of(rep, wl, p, FZ_LOOP_NT) /
+			      med_of(rep, wl, p, FZ_LOOP_STOSB));
+	}
+	bl_note(rep, "result.nt_vs_stosb", "%s buffer, nt/rep_stosb by chunk: %s",
+		fmt(len), by_chunk);
+	p = fmt(chunk);
+	for (i = 0; i < FZ_NR_LOOPS; i++) {
+		double v = med_of(rep, wl, p, i);
+
+		if (v > best) {
+			best = v;
+			best_loop = i;
+		}
+	}
+	if (best_loop >= 0)
+		bl_note(rep, "result.best_loop", "%s buffer, %s chunks: %s %.2f GB/s = %.2fx the stock unrolled@4K",
+			fmt(len), p, loop_names[best_loop], best,
+			best / med_of(rep, wl, "4K", FZ_LOOP_UNROLLED));
+}
+
+static void section_matrix(const struct opts *o, struct bl_report *rep,
+			   char *buf)
+{
+	unsigned int b, c, l, from;
+	char wl[BL_NAME_LEN];
+
+	for (b = 0; b < (unsigned int)o->nbufs; b++) {
+		size_t len = o->bufs[b];
+
+		snprintf(wl, sizeof(wl), "matrix-%s", fmt(len));
+		for (c = 0; c < BL_ARRAY_SIZE(matrix_chunks); c++)
+			for (l = 0; l < FZ_NR_LOOPS && matrix_chunks[c] <= len; l++)
+				add_cfg(wl, l, buf, len, matrix_chunks[c]);
+		run_cfgs(o, wl);
+		from = rep->nres;
+		collect(rep, o->reps, false);
+		set_ratios(rep, from, "4K", loop_names[FZ_LOOP_UNROLLED], false);
+		summarize_matrix(rep, wl, len);
+	}
+}
+
+/* --- section: short lengths, the ERMS threshold ---------------------------- */
+
+static const size_t short_lens[] = {
+	8, 16, 32, 48, 64, 96, 128, 192, 256, 320, 384, 448, 512, 576,
+	640, 704, 768, 896, 1024,
+	1536, 2048, 3072, 4096,
+};
+
+/* Smallest length from which rep_stosb is at least as fast as unrolled for good. */
+static void summarize_short(struct bl_report *rep)
+{
+	int i, n = BL_ARRAY_SIZE(short_lens);
+	int cross = -1;
+
+	for (i = n - 1; i >= 0; i--) {
+		const char *p = fmt(short_lens[i]);
+
+		if (med_of(rep, "short", p, FZ_LOOP_STOSB) <
+		    med_of(rep, "short", p, FZ_LOOP_UNROLLED))
+			break;
+		cross = i;
+	}
+	if (cross < 0)
+		bl_note(rep, "result.erms_crossover", "rep_stosb never catches up with unrolled up to 4096 bytes (fz_erms_threshold default: %lu)",
+			fz_erms_threshold);
+	else
+		bl_note(rep, "result.erms_crossover", "rep_stosb >= unrolled from %zu bytes up (previous length %s; fz_erms_threshold default: %lu)",
+			short_lens[cross], cross ? fmt(short_lens[cross - 1]) : "none",
+			fz_erms_threshold);
+}
+
+static void section_short(const struct opts *o, struct bl_report *rep,
+			  char *buf)
+{
+	static const enum fz_loop which[] = {
+		FZ_LOOP_UNROLLED, FZ_LOOP_STOSB, FZ_LOOP_ERMS,
+	};
+	unsigned int i, l, from = rep->nres;
+
+	for (i = 0; i < BL_ARRAY_SIZE(short_lens); i++)
+		for (l = 0; l < BL_ARRAY_SIZE(which); l++)
+			add_cfg("short", which[l], buf, short_lens[i],
+				short_lens[i])->warm = true;
+	run_cfgs(o, "short");
+	collect(rep, o->reps, true);
+	set_ratios(rep, from, NULL, loop_names[FZ_LOOP_UNROLLED], true);
+	summarize_short(rep);
+}
+
+/* --- section: the read path's chunk size ----------------------------------- */
+
+/* The driver picks from 64K..8M (1 ms at 10 GB/s); 16M and 32M show the cost of that cap. */
+#define CHUNK_BUDGET	(8u << 20)
+static const size_t read_chunks[] = {
+	64u << 10, 256u << 10, 1u << 20, 2u << 20, 4u << 20, 8u << 20,
+	16u << 20, 32u << 20,
+};
+
+/* Best chunk among those up to @cap; the smallest within 1% of it in *@ok. */
+static unsigned int best_chunk(const struct bl_report *rep, const char *wl,
+			       enum fz_loop loop, size_t cap, unsigned int *ok)
+{
+	unsigned int i, best = 0;
+	double v, top = 0;
+
+	for (i = 0; i < BL_ARRAY_SIZE(read_chunks) && read_chunks[i] <= cap; i++) {
+		v = med_of(rep, wl, fmt(read_chunks[i]), loop);
+		if (v > top) {
+			top = v;
+			best = i;
+		}
+	}
+	for (*ok = 0; *ok < best; (*ok)++)
+		if (med_of(rep, wl, fmt(read_chunks[*ok]), loop) >= 0.99 * top)
+			break;
+	return best;
+}
+
+static void summarize_chunk(struct bl_report *rep, const char *wl,
+			    enum fz_loop loop, size_t dest)
+{
+	unsigned int b, ok, ball, okall;
+	const char *ln = loop_names[loop];
+
+	b = best_chunk(rep, wl, loop, BL_MIN(dest, CHUNK_BUDGET), &ok);
+	ball = best_chunk(rep, wl, loop, dest, &okall);
+	bl_note(rep, "result.best_chunk", "%s, %s, chunks <= 8M: best %s (%.2f GB/s); smallest within 1%% of it: %s",
+		wl, ln, fmt(read_chunks[b]),
+		med_of(rep, wl, fmt(read_chunks[b]), loop), fmt(read_chunks[ok]));
+	if (ball != b)
+		bl_note(rep, "result.best_chunk_any", "%s, %s, beyond the 8M budget: %s (%.2f GB/s = %.2fx the best <= 8M)",
+			wl, ln, fmt(read_chunks[ball]),
+			med_of(rep, wl, fmt(read_chunks[ball]), loop),
+			med_of(rep, wl, fmt(read_chunks[ball]), loop) /
+			med_of(rep, wl, fmt(read_chunks[b]), loop));
+}
+
+static void section_chunk(const struct opts *o, struct bl_report *rep,
+			  char *buf)
+{
+	unsigned int d, c, from;
+	char wl[BL_NAME_LEN];
+
+	for (d = 0; d < (unsigned int)o->ndests; d++) {
+		snprintf(wl, sizeof(wl), "chunk-%s", fmt(o->dests[d]));
+		for (c = 0; c < BL_ARRAY_SIZE(read_chunks); c++)
+			if (read_chunks[c] <= o->dests[d])
+				add_cfg(wl, o->chunk_loop, buf, o->dests[d],
+					read_chunks[c]);
+		run_cfgs(o, wl);
+		from = rep->nres;
+		collect(rep, o->reps, false);
+		set_ratios(rep, from, "64K", loop_names[o->chunk_loop], false);
+		summarize_chunk(rep, wl, o->chunk_loop, o->dests[d]);
+	}
+}
+
+/* --- self-test: every loop clears exactly [dst, dst + len) ---------------- */
+
+static void self_test(char *buf)
+{
+	static const size_t lens[] = {
+		0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 4095, 4096, 4097, 65539,
+	};
+	unsigned int l, i, off;
+	size_t j, len;
+
+	for (l = 0; l < FZ_NR_LOOPS; l++)
+		for (i = 0; i < BL_ARRAY_SIZE(lens); i++)
+			for (off = 0; off < 8; off += 3) {
+				len = lens[i];
+				memset(buf, 0xa5, len + 128);
+				loops[l](buf + 64 + off, len, BL_MAX(len, 1), 1);
+				for (j = 0; j < len + 128; j++) {
+					bool in = j >= 64 + off && j < 64 + off + len;
+
+					if (buf[j] != (in ? 0 : (char)0xa5))
+						bl_die("self-test: %s len %zu off %u: byte %zu wrong",
+						       loop_names[l], len, off, j);
+				}
+			}
+}
+
+/* --- options and main ------------------------------------------------------ */
+
+static void usage(void)
+{
+	fputs("usage: clearbench [--quick] [--reps N] [--target-ms MS] [--csv FILE] [--json]\n"
+	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk]\n"
+	      "                  [--bufs 1M,1G] [--chunk-dests 64M,1G] [--chunk-loop NAME]\n"
+	      "                  [--erms-threshold BYTES]\n"
+	      "  Times driver/clear_loops.S in userspace. GB/s = 1e9 bytes/s; spread =\n"
+	      "  (max - min) / median over the repetitions; ratio: vs unrolled@4K chunks\n"
+	      "  (matrix), vs unrolled (short), vs 64K chunks (chunk).\n"
+	      "  --json: JSON on stdout, the table on stderr.\n", stderr);
+	exit(2);
+}
+
+static enum fz_loop parse_loop(const char *s)
+{
+	unsigned int l;
+
+	for (l = 0; l < FZ_NR_LOOPS; l++)
+		if (!strcmp(s, loop_names[l]))
+			return l;
+	bl_die("unknown loop '%s'", s);
+}
+
+static void size_list(const char *arg, size_t *out, int *n)
+{
+	*n = bl_parse_size_list(arg, out, 8);
+	if (*n <= 0)
+		bl_die("bad size list '%s'", arg);
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "target-ms", required_argument, NULL, 't' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "cpu", required_argument, NULL, 'p' },
+		{ "thp", no_argument, NULL, 'H' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "sections", required_argument, NULL, 's' },
+		{ "bufs", required_argument, NULL, 'b' },
+		{ "chunk-dests", required_argument, NULL, 'd' },
+		{ "chunk-loop", required_argument, NULL, 'l' },
+		{ "erms-threshold", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ },
+	};
+	int ch, reps = 0;
+	double target = 0;
+	size_t thr;
+
+	memset(o, 0, sizeof(*o));
+	o->cpu = sched_getcpu();
+	o->mode = "native";
+	o->sections = "matrix,short,chunk";
+	o->chunk_loop = FZ_LOOP_STOSB;
+	while ((ch = getopt_long(argc, argv, "qr:t:c:jp:Hm:s:b:d:l:e:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'q': o->quick = true; break;
+		case 'r': reps = atoi(optarg); break;
+		case 't': target = atof(optarg); break;
+		case 'c': o->csv = optarg; break;
+		case 'j': o->json = true; break;
+		case 'p': o->cpu = atoi(optarg); break;
+		case 'H': o->thp = true; break;
+		case 'm': o->mode = optarg; break;
+		case 's': o->sections = optarg; break;
+		case 'b': size_list(optarg, o->bufs, &o->nbufs); break;
+		case 'd': size_list(optarg, o->dests, &o->ndests); break;
+		case 'l': o->chunk_loop = parse_loop(optarg); break;
+		case 'e':
+			if (bl_parse_size(optarg, &thr))
+				usage();
+			fz_erms_threshold = thr;
+			break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	o->reps = reps > 0 ? (unsigned int)BL_MIN(reps, BL_MAX_REPS) : o->quick ? 3 : 9;
+	o->target_ms = target > 0 ? target : o->quick ? 10 : 50;
+	if (!o->nbufs)
+		size_list(o->quick ? "1M,256M" : "1M,1G", o->bufs, &o->nbufs);
+	if (!o->ndests)
+		size_list(o->quick ? "64M,256M" : "64M,1G", o->dests, &o->ndests);
+}
+
+static size_t largest(const struct opts *o)
+{
+	size_t m = 64u << 10;
+	int i;
+
+	for (i = 0; i < o->nbufs; i++)
+		m = BL_MAX(m, o->bufs[i]);
+	for (i = 0; i < o->ndests; i++)
+		m = BL_MAX(m, o->dests[i]);
+	return m;
+}
+
+static void header(const struct opts *o, struct bl_report *rep)
+{
+	bl_note(rep, "cpu", "%s", bl_cpu_model());
+	bl_note(rep, "cpu_flags", "%s", bl_cpu_flags());
+	bl_note(rep, "pinned_cpu", "%d", o->cpu);
+	bl_note(rep, "thp", "%s", o->thp ? "madvise(MADV_HUGEPAGE)" : "off (MADV_NOHUGEPAGE)");
+	bl_note(rep, "reps", "%u interleaved, ~%.0f ms per sample", o->reps, o->target_ms);
+	bl_note(rep, "fz_erms_threshold", "%lu", fz_erms_threshold);
+	bl_note(rep, "spread", "(max - min) / median of the repetitions");
+}
+
+int main(int argc, char **argv)
+{
+	struct bl_report rep = { .tool = "clearbench" };
+	struct opts o;
+	size_t size;
+	char *buf;
+	uint64_t t0 = bl_now_ns();
+
+	parse_opts(argc, argv, &o);
+	rep.mode = o.mode;
+	if (bl_pin_cpu(o.cpu))
+		perror("sched_setaffinity");
+	size = largest(&o);
+	buf = bl_alloc(size, o.thp);
+	self_test(buf);
+	header(&o, &rep);
+	if (strstr(o.sections, "matrix"))
+		section_matrix(&o, &rep, buf);
+	if (strstr(o.sections, "short"))
+		section_short(&o, &rep, buf);
+	if (strstr(o.sections, "chunk"))
+		section_chunk(&o, &rep, buf);
+	bl_note(&rep, "runtime_s", "%.1f", (bl_now_ns() - t0) / 1e9);
+
+	bl_print_table(o.json ? stderr : stdout, &rep);
+	if (o.json)
+		bl_write_json(stdout, &rep);
+	if (o.csv && bl_write_csv(o.csv, &rep))
+		bl_die("writing %s failed", o.csv);
+	bl_free(buf, size);
+	bl_report_free(&rep);
+	return 0;
+}
