@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fztest - tiny TAP test library for the fastzero test suite.
+ *
+ * Output follows tools/testing/selftests/kselftest.h:
+ *
+ *	ok N - name
+ *	not ok N - name # reason
+ *	ok N - name # SKIP reason
+ *	# diagnostic
+ *	1..N			(printed by fz_exit(), i.e. at the end)
+ *
+ * Environment:
+ *	FZ_DEV		device under test (default /dev/fastzero)
+ *	FZ_REF		reference device (default /dev/zero)
+ *	FZ_MODULE	module-specific tests (sysfs, rmmod) run when set to 1;
+ *			default: 1 if FZ_DEV is /dev/fastzero, else 0
+ *	FZ_QUICK	when set to 1, shrink the largest work loads
+ */
+#ifndef FZTEST_H
+#define FZTEST_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FZ_PASS		0
+#define FZ_FAIL		1
+#define FZ_SKIP		2
+
+#define FZ_WHYLEN	512
+#define FZ_POISON	0xAA
+#define FZ_GUARD	64	/* poisoned bytes checked on each side */
+#define FZ_MAX_DIAG	8	/* per-test cap on individual failure lines */
+
+#define FZ_KiB		(1024UL)
+#define FZ_MiB		(1024UL * 1024)
+#define FZ_GiB		(1024UL * 1024 * 1024)
+
+#define FZ_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* A user address the kernel will always refuse (start of the direct map). */
+#define FZ_KERNEL_ADDR	((void *)0xffff888000000000UL)
+
+extern const char *fz_dev_path;		/* device under test */
+extern const char *fz_ref_path;		/* reference (/dev/zero) */
+extern const char *fz_dev_name;		/* short names for messages */
+extern const char *fz_ref_name;
+extern int fz_module;			/* module-specific tests enabled */
+extern int fz_quick;
+/*
+ * Set while testing read methods that may legitimately stop early at any
+ * point (RWF_NOWAIT, io_uring, aio: read_iter_zero() returns a short count
+ * under IOCB_NOWAIT when need_resched() is set).  fz_diff_read() then
+ * accepts differing positive counts; contents are still fully checked.
+ */
+extern int fz_allow_short;
+extern size_t fz_page;
+
+/* A test returns FZ_PASS, FZ_FAIL or FZ_SKIP and explains itself in @why. */
+typedef int (*fz_test_fn)(const void *arg, char *why);
+
+void fz_init(int argc, char **argv);
+int fz_exit(void);
+/* fz_init() and open both devices O_RDWR; exits with a failure if not. */
+void fz_setup(int argc, char **argv, int *dev, int *ref);
+void fz_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fz_report(int status, const char *name, const char *why);
+void fz_run(fz_test_fn fn, const void *arg, const char *namefmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Write a reason into @why and return FZ_FAIL / FZ_SKIP. */
+int fz_fail(char *why, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int fz_skip(char *why, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Accumulates the failures of a table-driven test that loops over many
+ * cases: the first failure becomes the reason, the first FZ_MAX_DIAG are
+ * also printed as diagnostics, the rest are only counted.
+ */
+struct fz_agg {
+	unsigned long cases;
+	unsigned long failed;
+	unsigned long skipped;
+	char first[FZ_WHYLEN];
+	char first_skip[FZ_WHYLEN];
+};
+
+void fz_agg_init(struct fz_agg *agg);
+void fz_agg_add(struct fz_agg *agg, int status, const char *casefmt,
+		const char *why, ...) __attribute__((format(printf, 3, 5)));
+int fz_agg_result(const struct fz_agg *agg, char *why);
+
+/* Buffer helpers. */
+void fill_guard(unsigned char *p, size_t len, size_t guard);
+int check_guard(const unsigned char *p, size_t len, size_t guard, char *why);
+size_t fz_first_not(const unsigned char *p, size_t len, unsigned char c);
+int check_zero(const unsigned char *p, size_t len, char *why);
+int check_byte(const unsigned char *p, size_t len, unsigned char c,
+	       char *why);
+int check_untouched(const unsigned char *p, size_t len, char *why);
+
+void *fz_mmap(size_t len, int prot);
+void fz_munmap(void *p, size_t len);
+
+/*
+ * A mapping whose usable part ends at a PROT_NONE page: returns the
+ * address of the PROT_NONE page ("hole"); at least @before bytes
+ * in front of it are readable and writable.  Release with fz_hole_free().
+ */
+struct fz_hole {
+	unsigned char *base;
+	size_t len;
+	unsigned char *hole;
+	size_t before;
+};
+
+int fz_hole_alloc(struct fz_hole *h, size_t before);
+void fz_hole_free(struct fz_hole *h);
+
+/* Errno-preserving formatting of a syscall result: "123" or "-1 (EFAULT)". */
+const char *fz_strret(char *buf, size_t len, ssize_t ret, int err);
+#define FZ_RETLEN	48
+
+int fz_open(const char *path, int flags, char *why);
+
+/*
+ * A read method: performs one read-like operation and returns the byte
+ * count, or -errno.  Methods exist for read(), pread(), readv() and
+ * preadv2(); t_async adds io_uring and aio ones.
+ */
+typedef ssize_t (*fz_read_fn)(int fd, void *buf, size_t len);
+
+struct fz_method {
+	const char *name;
+	fz_read_fn read;
+};
+
+ssize_t fz_do_read(int fd, void *buf, size_t len);
+ssize_t fz_do_pread(int fd, void *buf, size_t len);
+ssize_t fz_do_readv3(int fd, void *buf, size_t len);
+ssize_t fz_do_preadv2_nowait(int fd, void *buf, size_t len);
+
+/*
+ * The differential check at the heart of the suite.  Performs @fn on
+ * the reference and on the device with the destination @buf/@len.
+ * [lo, hi) is the writable memory around the destination that is
+ * poisoned before the device read and must afterwards be zero in
+ * [buf, buf + ret) and untouched elsewhere; pass lo == hi == NULL when the
+ * destination is not accessible at all.
+ * The return values (or errnos) must be identical (see fz_allow_short).
+ * When @expect is not FZ_EXPECT_ANY, the device must return exactly
+ * @expect (a count, or -errno) and the reference may instead stop up to
+ * 7 bytes short of it (qword-granular clear_user() before 6.4).
+ */
+#define FZ_EXPECT_ANY	((ssize_t)1 << 62)
+
+int fz_diff_read(int dev, int ref, fz_read_fn fn, unsigned char *buf,
+		 size_t len, unsigned char *lo, unsigned char *hi,
+		 ssize_t expect, char *why);
+
+/*
+ * The return-value half of fz_diff_read(): device result @dr against the
+ * reference's @rr for a @len-byte read whose exact answer is @expect.
+ */
+int fz_compare_returns(ssize_t dr, ssize_t rr, size_t len, ssize_t expect,
+		       char *why);
+
+/* Per-case helpers built on fz_diff_read(). */
+int fz_check_size(int dev, int ref, fz_read_fn fn, size_t len, size_t align,
+		  char *why);
+int fz_check_hole(int dev, int ref, fz_read_fn fn, struct fz_hole *h,
+		  size_t k, size_t len, char *why);
+
+/*
+ * Compact differential set (sizes 0..300, a few big sizes, reads running
+ * into a PROT_NONE page at ~100 offsets), reported as three tests named
+ * "<prefix>_sizes_0_300", "<prefix>_big_sizes" and "<prefix>_prot_none".
+ */
+void fz_compact_checks(int dev, int ref, fz_read_fn fn, const char *prefix);
+
+/* Module helpers. */
+int fz_delete_module(const char *name, unsigned int flags);
+
+/* Run @fn in a child; returns 0 on normal exit 0, else the signal or 256+code. */
+int fz_in_child(void (*fn)(void *), void *arg);
+
+/* 0 if *p can be read (and written when @write), else the signal number. */
+int fz_probe(volatile unsigned char *p, int write);
+
+double fz_now(void);
+
+#endif /* FZTEST_H */

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_signal - a signal during a huge read must end it promptly with a
+ * partial count, like on the reference.
+ *
+ * The huge read is a readv() of 8 iovecs all pointing at the same 256 MiB
+ * buffer (2 GiB, capped by the kernel at MAX_RW_COUNT), or a plain read()
+ * of 256 MiB.  SIGALRM arrives from an interval timer after a tenth of the
+ * time the full read takes (at most 20 ms), and the read must come back in
+ * less than half of the full time with 0 < count < requested, both with and
+ * without SA_RESTART.  SIGKILL must end the reading process promptly too.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fztest.h"
+
+#define NIOV	8
+
+static int dev, ref;
+static unsigned char *big;
+static size_t big_len = 256 * FZ_MiB;
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+struct sig_case {
+	const char *name;
+	int vectored;
+	int restart;
+};
+
+static ssize_t huge_read(int fd, int vectored)
+{
+	struct iovec iov[NIOV];
+	ssize_t ret;
+	int i;
+
+	if (!vectored) {
+		ret = read(fd, big, big_len);
+	} else {
+		for (i = 0; i < NIOV; i++) {
+			iov[i].iov_base = big;
+			iov[i].iov_len = big_len;
+		}
+		ret = readv(fd, iov, NIOV);
+	}
+	return ret < 0 ? -errno : ret;
+}
+
+static size_t huge_len(int vectored)
+{
+	size_t max = 0x7ffff000;	/* MAX_RW_COUNT */
+	size_t len = vectored ? NIOV * big_len : big_len;
+
+	return len < max ? len : max;
+}
+
+/* Time of the uninterrupted read, measured once per device and method. */
+static double full_time(int fd, int vectored, char *why)
+{
+	static double cache[2][2];
+	double *t = &cache[fd == dev][vectored], t0;
+	ssize_t ret;
+
+	if (*t > 0)
+		return *t;
+	t0 = fz_now();
+	ret = huge_read(fd, vectored);
+	*t = fz_now() - t0;
+	if (ret != (ssize_t)huge_len(vectored)) {
+		fz_fail(why, "uninterrupted read returned %zd, expected %zu",
+			ret, huge_len(vectored));
+		*t = 0;
+		return -1;
+	}
+	return *t;
+}
+
+struct outcome {
+	ssize_t ret;
+	double elapsed, full;
+	int alarms;
+};
+
+static int interrupted_read(int fd, const struct sig_case *c,
+			    struct outcome *o, char *why)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { { 0, 0 }, { 0, 0 } };
+	double delay, t0;
+
+	o->full = full_time(fd, c->vectored, why);
+	if (o->full < 0)
+		return -1;
+	delay = o->full / 10;
+	if (delay > 0.020)
+		delay = 0.020;
+	if (delay < 0.001)
+		delay = 0.001;
+
+	sa.sa_flags = c->restart ? SA_RESTART : 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarms = 0;
+	it.it_value.tv_usec = (long)(delay * 1e6);
+	t0 = fz_now();
+	setitimer(ITIMER_REAL, &it, NULL);
+	o->ret = huge_read(fd, c->vectored);
+	o->elapsed = fz_now() - t0;
+	it.it_value.tv_usec = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	o->alarms = alarms;
+	signal(SIGALRM, SIG_IGN);
+	return 0;
+}
+
+static int check_outcome(const char *who, const struct outcome *o,
+			 size_t len, char *why)
+{
+	char a[FZ_RETLEN];
+
+	if (o->alarms != 1)
+		return fz_fail(why, "%s: %d SIGALRMs delivered, expected 1", who,
+			       o->alarms);
+	if (o->ret <= 0 || (size_t)o->ret >= len)
+		return fz_fail(why, "%s: returned %s, expected a partial count 1..%zu",
+			       who, fz_strret(a, sizeof(a), o->ret, -o->ret),
+			       len - 1);
+	if (o->elapsed >= o->full / 2)
+		return fz_fail(why, "%s: interrupted read took %.1f ms, full read %.1f ms",
+			       who, o->elapsed * 1e3, o->full * 1e3);
+	return FZ_PASS;
+}
+
+static int test_signal(const void *arg, char *why)
+{
+	const struct sig_case *c = arg;
+	size_t len = huge_len(c->vectored);
+	struct outcome d, r;
+
+	if (interrupted_read(ref, c, &r, why) ||
+	    interrupted_read(dev, c, &d, why))
+		return FZ_FAIL;
+	fz_diag("  %s: %s %zd in %.1f/%.1f ms, %s %zd in %.1f/%.1f ms", c->name,
+		fz_dev_name, d.ret, d.elapsed * 1e3, d.full * 1e3,
+		fz_ref_name, r.ret, r.elapsed * 1e3, r.full * 1e3);
+	if (check_outcome(fz_dev_name, &d, len, why))
+		return FZ_FAIL;
+	return check_outcome(fz_ref_name, &r, len, why);
+}
+
+/* SIGKILL during a huge read: the child must die within half the full time. */
+static void child_read_forever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		huge_read(dev, 1);
+}
+
+static int test_sigkill(const void *arg, char *why)
+{
+	double full, t0, elapsed;
+	pid_t pid;
+	int st;
+
+	(void)arg;
+	full = full_time(dev, 1, why);
+	if (full < 0)
+		return FZ_FAIL;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return fz_fail(why, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		child_read_forever(NULL);
+		_exit(0);
+	}
+	usleep(full > 0.2 ? 100000 : (useconds_t)(full * 5e5));
+	t0 = fz_now();
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	elapsed = fz_now() - t0;
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+		return fz_fail(why, "child not killed by SIGKILL (status 0x%x)", st);
+	if (elapsed >= full / 2)
+		return fz_fail(why, "SIGKILL took %.1f ms, full read %.1f ms",
+			       elapsed * 1e3, full * 1e3);
+	return FZ_PASS;
+}
+
+static const struct sig_case cases[] = {
+	{ "sigalrm_readv_2GiB", 1, 0 },
+	{ "sigalrm_readv_2GiB_sa_restart", 1, 1 },
+	{ "sigalrm_read_256MiB", 0, 0 },
+	{ "sigalrm_read_256MiB_sa_restart", 0, 1 },
+};
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	fz_setup(argc, argv, &dev, &ref);
+	if (fz_quick)
+		big_len = 64 * FZ_MiB;
+	big = fz_mmap(big_len, PROT_READ | PROT_WRITE);
+	if (!big) {
+		fz_report(FZ_FAIL, "setup", "cannot map the read buffer");
+		return fz_exit();
+	}
+	memset(big, FZ_POISON, big_len);	/* fault it in */
+
+	for (i = 0; i < FZ_ARRAY_SIZE(cases); i++)
+		fz_run(test_signal, &cases[i], "%s", cases[i].name);
+	fz_run(test_sigkill, NULL, "sigkill_during_readv_2GiB");
+
+	return fz_exit();
+}

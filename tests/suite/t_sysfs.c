@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_sysfs - module parameters of fastzero:
+ *
+ *	clear_user_variant (ro)	the clear loop chosen for this CPU
+ *	force_variant (rw)	override: auto unrolled rep_stosq erms rep_stosb nt
+ *	chunk_size (rw)		bytes cleared between rescheduling points
+ *
+ * Every forced variant and a small and a big chunk size are exercised with
+ * the compact differential checks (including reads running into a
+ * PROT_NONE page, i.e. each loop's fault fixup).  Parameters are restored.
+ *
+ * FZ_EXPECT_VARIANT overrides the variant expected from /proc/cpuinfo.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fztest.h"
+
+#define PARAMS	"/sys/module/fastzero/parameters/"
+
+static int dev, ref;
+static const char *const variants[] = {
+	"unrolled", "rep_stosq", "erms", "rep_stosb", "nt",
+};
+
+static int param_read(const char *name, char *buf, size_t len)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+static int param_write(const char *name, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static int has_flag(const char *flags, const char *flag)
+{
+	size_t n = strlen(flag);
+	const char *p = flags;
+
+	while ((p = strstr(p, flag))) {
+		if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\n' ||
+						     !p[n]))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+static const char *expected_variant(void)
+{
+	static char line[8192];
+	const char *env = getenv("FZ_EXPECT_VARIANT");
+	FILE *f;
+
+	if (env && *env)
+		return env;
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5))
+			break;
+	if (f)
+		fclose(f);
+	if (has_flag(line, "fsrm"))
+		return "rep_stosb";
+	if (has_flag(line, "erms"))
+		return "erms";
+	return "rep_stosq";	/* X86_FEATURE_REP_GOOD assumed on x86-64 */
+}
+
+static int check_param(const char *name, const char *want, char *why)
+{
+	char val[64];
+	int err = param_read(name, val, sizeof(val));
+
+	if (err)
+		return fz_fail(why, "read %s: %s", name, strerror(-err));
+	if (strcmp(val, want))
+		return fz_fail(why, "%s is \"%s\", expected \"%s\"", name, val, want);
+	return FZ_PASS;
+}
+
+static int test_variant(const void *arg, char *why)
+{
+	char val[64];
+	size_t i;
+	int err = param_read("clear_user_variant", val, sizeof(val));
+
+	(void)arg;
+	if (err)
+		return fz_fail(why, "read clear_user_variant: %s", strerror(-err));
+	for (i = 0; i < FZ_ARRAY_SIZE(variants) - 1; i++)
+		if (!strcmp(val, variants[i]))
+			break;
+	if (i == FZ_ARRAY_SIZE(variants) - 1)
+		return fz_fail(why, "clear_user_variant is \"%s\", not one of unrolled rep_stosq erms rep_stosb",
+			       val);
+	return check_param("clear_user_variant", expected_variant(), why);
+}
+
+/* Write @val to @name; it must read back as @val. */
+static int test_set(const void *arg, char *why)
+{
+	const char *const *nv = arg;
+	int err = param_write(nv[0], nv[1]);
+
+	if (err)
+		return fz_fail(why, "write \"%s\" to %s: %s", nv[1], nv[0],
+			       strerror(-err));
+	return check_param(nv[0], nv[1], why);
+}
+
+/* Writing @val to @name must fail with EINVAL and change nothing. */
+static int test_reject(const void *arg, char *why)
+{
+	const char *const *nv = arg;
+	char before[64];
+	int err;
+
+	if (param_read(nv[0], before, sizeof(before)))
+		return fz_fail(why, "cannot read %s", nv[0]);
+	err = param_write(nv[0], nv[1]);
+	if (err != -EINVAL)
+		return fz_fail(why, "write returned %s, expected EINVAL",
+			       err ? strerror(-err) : "success");
+	return check_param(nv[0], before, why);
+}
+
+/* Set a parameter, then run the compact differential checks. */
+static void set_and_check(const char *name, const char *val, const char *tag)
+{
+	const char *nv[2] = { name, val };
+	char prefix[64];
+
+	fz_run(test_set, nv, "%s_set_%s", tag, val);
+	snprintf(prefix, sizeof(prefix), "%s_%s_read", tag, val);
+	fz_compact_checks(dev, ref, fz_do_read, prefix);
+	snprintf(prefix, sizeof(prefix), "%s_%s_readv3", tag, val);
+	fz_compact_checks(dev, ref, fz_do_readv3, prefix);
+}
+
+/* Reads of at least nt_threshold bytes take the non-temporal loop. */
+static void test_nt_threshold(const char *val)
+{
+	set_and_check("nt_threshold", val, "nt_threshold");
+}
+
+/* max_extent_order takes 0 to the PMD order (9 on x86-64). */
+static void test_extent_order(const char *val)
+{
+	static const char *const bad[] = { "10", "-1", "abc" };
+	const char *nv[2] = { "max_extent_order" };
+	size_t i;
+
+	nv[1] = val;
+	fz_run(test_set, nv, "max_extent_order_set_%s", val);
+	for (i = 0; i < FZ_ARRAY_SIZE(bad); i++) {
+		nv[1] = bad[i];
+		fz_run(test_reject, nv, "max_extent_order_rejects_%s", bad[i]);
+	}
+}
+
+/* Run @fn(@val) on parameter @name, then put its old value back. */
+static void restore_after(const char *name, const char *val,
+			  void (*fn)(const char *val))
+{
+	const char *nv[2] = { name };
+	char old[64];
+
+	if (param_read(name, old, sizeof(old))) {
+		fz_report(FZ_FAIL, name, "parameter not readable");
+		return;
+	}
+	fn(val);
+	nv[1] = old;
+	fz_run(test_set, nv, "%s_restore_%s", name, old);
+}
+
+int main(int argc, char **argv)
+{
+	/* 4 KiB (as /dev/zero) to 8 MiB (~1 ms at 10 GB/s) are accepted. */
+	static const char *const bad_chunks[] = { "0", "abc", "-1", "\n", "12abc",
+						  "4095", "8388609" };
+	static const char *const chunks[] = { "4096", "8388608" };
+	const char *nv[2];
+	char chunk0[64];
+	size_t i;
+
+	fz_setup(argc, argv, &dev, &ref);
+	if (!fz_module) {
+		fz_report(FZ_SKIP, "sysfs_parameters",
+			  "module tests disabled (FZ_MODULE=0)");
+		return fz_exit();
+	}
+
+	fz_run(test_variant, NULL, "clear_user_variant_is_%s", expected_variant());
+
+	for (i = 0; i < FZ_ARRAY_SIZE(variants); i++)
+		set_and_check("force_variant", variants[i], "force_variant");
+	nv[0] = "force_variant";
+	nv[1] = "auto";
+	fz_run(test_set, nv, "force_variant_restore_auto");
+	fz_run(test_variant, NULL, "clear_user_variant_after_auto");
+	nv[1] = "bogus";
+	fz_run(test_reject, nv, "force_variant_rejects_bogus");
+
+	if (param_read("chunk_size", chunk0, sizeof(chunk0))) {
+		fz_report(FZ_FAIL, "chunk_size_readable", strerror(errno));
+		return fz_exit();
+	}
+	fz_diag("chunk_size default: %s", chunk0);
+	for (i = 0; i < FZ_ARRAY_SIZE(chunks); i++)
+		set_and_check("chunk_size", chunks[i], "chunk_size");
+	nv[0] = "chunk_size";
+	for (i = 0; i < FZ_ARRAY_SIZE(bad_chunks); i++) {
+		nv[1] = bad_chunks[i];
+		fz_run(test_reject, nv, "chunk_size_rejects_%s",
+		       i == 3 ? "empty" : bad_chunks[i]);
+	}
+	nv[1] = chunk0;
+	fz_run(test_set, nv, "chunk_size_restore_%s", chunk0);
+
+	restore_after("nt_threshold", "4096", test_nt_threshold);
+	restore_after("max_extent_order", "0", test_extent_order);
+	return fz_exit();
+}
