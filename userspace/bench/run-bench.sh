@@ -14,7 +14,7 @@
 #      FZ_BENCH_MEM          guest memory (default: 3G quick, 4G TCG, 12G KVM)
 #      FZ_BENCH_MMAP         fzbench --mmap-sizes (default: 64M quick, 1G TCG,
 #                            1G,8G native/KVM)
-#      FZ_RESULTS            output dir (default userspace/results)
+#      FZ_RESULTS            output dir (default results/)
 # Output: table on stdout, <date>-<host>-<kernel>-<mode>.{csv,svg,png} in
 # FZ_RESULTS, the raw outputs in the matching -raw/ directory.
 set -euo pipefail
@@ -25,7 +25,7 @@ REPO=$(cd "$US_DIR/.." && pwd)
 QUICK=${QUICK:-0}
 KERNEL_ID=${FZ_BENCH_KERNEL:-6.12}
 QCPU=${FZ_BENCH_CPU:-max}
-RESULTS=${FZ_RESULTS:-$US_DIR/results}
+RESULTS=${FZ_RESULTS:-$REPO/results}
 DEV=/dev/fastzero
 REF=/dev/zero
 
@@ -88,7 +88,7 @@ collect_opts() {
 
 run_native() {	# run_native RAWDIR
 	local raw=$1 loaded=0 opts
-	make -C "/lib/modules/$(uname -r)/build" M="$REPO/driver" modules >&2
+	make -C "/lib/modules/$(uname -r)/build" M="$REPO" modules >&2
 	if [[ ! -e /sys/module/fastzero ]]; then
 		insmod "$REPO/driver/fastzero.ko"
 		loaded=1
