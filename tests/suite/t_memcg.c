@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_memcg - MAP_SHARED memory of the device is charged to the caller's
+ * memory cgroup, and exceeding memory.max ends the process, not the kernel.
+ * Differential: /dev/zero's shmem object is charged the same way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fztest.h"
+
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG_TEST		CG_ROOT "/fz_memcg"
+#define CHARGE_LEN	(64 * FZ_MiB)
+#define LIMIT		(32 * FZ_MiB)
+#define OVER_LEN	(128 * FZ_MiB)
+
+static int dev, ref;
+
+static int cg_write(const char *file, const char *val)
+{
+	int fd = open(file, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static long cg_read_long(const char *file, const char *key)
+{
+	char buf[4096], *p;
+	ssize_t n;
+	int fd = open(file, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (!key)
+		return atol(buf);
+	p = strstr(buf, key);
+	return p ? atol(p + strlen(key)) : -1;
+}
+
+/* A cgroup v2 with the memory controller, or a reason to skip. */
+static int cg_setup(char *why)
+{
+	struct stat st;
+
+	if (stat(CG_ROOT "/cgroup.controllers", &st) &&
+	    mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL))
+		return fz_skip(why, "no cgroup2 at " CG_ROOT ": %s",
+			       strerror(errno));
+	if (cg_write(CG_ROOT "/cgroup.subtree_control", "+memory"))
+		return fz_skip(why, "memory controller unavailable");
+	if (mkdir(CG_TEST, 0755) && errno != EEXIST)
+		return fz_skip(why, "mkdir " CG_TEST ": %s", strerror(errno));
+	return FZ_PASS;
+}
+
+/*
+ * In a child inside the test cgroup: map @len bytes of @fd shared, touch
+ * every page, report the cgroup's memory.current through @pipefd, exit.
+ */
+static void child_touch(int fd, size_t len, int pipefd)
+{
+	char pid[32];
+	unsigned char *p;
+	long cur;
+	size_t i;
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (cg_write(CG_TEST "/cgroup.procs", pid))
+		_exit(2);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(3);
+	for (i = 0; i < len; i += 4096)
+		p[i] = 1;
+	cur = cg_read_long(CG_TEST "/memory.current", NULL);
+	if (write(pipefd, &cur, sizeof(cur)) != sizeof(cur))
+		_exit(4);
+	_exit(0);
+}
+
+/* Run child_touch(); returns its wait status, *charged = memory.current. */
+static int run_child(int fd, size_t len, long *charged)
+{
+	int pipefd[2], status;
+	pid_t pid;
+
+	*charged = -1;
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(pipefd[0]);
+		child_touch(fd, len, pipefd[1]);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], charged, sizeof(*charged)) != sizeof(*charged))
+		*charged = -1;
+	close(pipefd[0]);
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+static int test_charged(const void *arg, char *why)
+{
+	int fd = *(const int *)arg;
+	long charged;
+	int status, ret = cg_setup(why);
+
+	if (ret != FZ_PASS)
+		return ret;
+	cg_write(CG_TEST "/memory.max", "max");
+	status = run_child(fd, CHARGE_LEN, &charged);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return fz_fail(why, "child failed (status 0x%x)", status);
+	if (charged < (long)(CHARGE_LEN * 9 / 10))
+		return fz_fail(why, "memory.current %ld after touching %lu bytes",
+			       charged, CHARGE_LEN);
+	return FZ_PASS;
+}
+
+/*
+ * The memcg OOM report that the over-limit test provokes carries a stack
+ * dump; these kernel log markers let the harness's dmesg check skip it.
+ */
+static void kmsg_mark(const char *what)
+{
+	int fd = open("/dev/kmsg", O_WRONLY);
+
+	if (fd < 0)
+		return;
+	dprintf(fd, "fastzero-test: expected-oom-%s\n", what);
+	close(fd);
+}
+
+static int test_over_limit(const void *arg, char *why)
+{
+	int fd = *(const int *)arg;
+	char limit[32];
+	long charged, ooms;
+	int status, ret = cg_setup(why);
+
+	if (ret != FZ_PASS)
+		return ret;
+	snprintf(limit, sizeof(limit), "%lu", LIMIT);
+	if (cg_write(CG_TEST "/memory.max", limit))
+		return fz_skip(why, "cannot set memory.max");
+	cg_write(CG_TEST "/memory.swap.max", "0");
+	ooms = cg_read_long(CG_TEST "/memory.events", "oom_kill ");
+	kmsg_mark("begin");
+	status = run_child(fd, OVER_LEN, &charged);
+	kmsg_mark("end");
+	cg_write(CG_TEST "/memory.max", "max");
+	if (WIFEXITED(status))
+		return fz_fail(why, "child touched %lu bytes over a %lu limit and exited %d",
+			       OVER_LEN, LIMIT, WEXITSTATUS(status));
+	if (WTERMSIG(status) != SIGKILL && WTERMSIG(status) != SIGBUS)
+		return fz_fail(why, "child died of signal %d, expected SIGKILL or SIGBUS",
+			       WTERMSIG(status));
+	if (WTERMSIG(status) == SIGKILL &&
+	    cg_read_long(CG_TEST "/memory.events", "oom_kill ") <= ooms)
+		return fz_fail(why, "SIGKILL without a memcg oom_kill event");
+	return FZ_PASS;
+}
+
+int main(int argc, char **argv)
+{
+	fz_setup(argc, argv, &dev, &ref);
+	if (geteuid())
+		fz_report(FZ_SKIP, "memcg", "needs root");
+	else {
+		fz_run(test_charged, &ref, "reference_shared_charged_to_memcg");
+		fz_run(test_charged, &dev, "device_shared_charged_to_memcg");
+		fz_run(test_over_limit, &ref,
+		       "reference_shared_over_memory_max_killed");
+		fz_run(test_over_limit, &dev, "device_shared_over_memory_max_killed");
+		rmdir(CG_TEST);
+	}
+	return fz_exit();
+}
