@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# check.sh: what `make check` runs: build fastzero for every kernel, boot each kernel x CPU model in QEMU with the suite, count results.
+#
+# Env knobs:
+#   FZ_KERNELS     kernel ids (default "6.1 6.12 7"); every one is required:
+#                  one that cannot be fetched/built counts as a failure
+#   FZ_CPUS        QEMU -cpu models (default "max max,-erms")
+#   FZ_VM_TIMEOUT  seconds per boot (default 300)
+#   FZ_MODULE_SRC  tree with Kbuild + driver/ (default: the repo)
+#   FZ_RESULTS     where guest logs go (default $FZ_CACHE/logs/check-<time>)
+#   FZ_CPU_APPEND  "cpu=kernel args;..." extra kernel command line per CPU
+#                  model (default "max,-erms=init_on_alloc=0": with Debian's
+#                  init_on_alloc=1 the page allocator zeroes MAP_SHARED
+#                  extents itself and fastzero skips its clear_pages(); this
+#                  boot makes fastzero's clear_pages() do the clearing)
+#   FZ_EXPECT_VARIANTS  "cpu=variant;cpu=variant" expected clear_user_variant
+#                  (default "max=erms;max,-erms=rep_stosq"; other CPU models:
+#                  derived from the guest's erms/rep_good/fsrm flags). A listed
+#                  CPU's variant is also passed to the suite in the guest as
+#                  FZ_EXPECT_VARIANT.
+# Output: a results block per kernel/CPU, then as the very last line
+# "N passed, N failed". Exit 0 only if nothing failed.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+FZ_KERNELS=${FZ_KERNELS:-6.1 6.12 7}
+FZ_CPUS=${FZ_CPUS:-max max,-erms}
+FZ_VM_TIMEOUT=${FZ_VM_TIMEOUT:-300}
+FZ_EXPECT_VARIANTS=${FZ_EXPECT_VARIANTS:-max=erms;max,-erms=rep_stosq}
+FZ_CPU_APPEND=${FZ_CPU_APPEND:-max,-erms=init_on_alloc=0}
+FZ_RESULTS=${FZ_RESULTS:-$FZ_CACHE/logs/check-$(date +%Y%m%d-%H%M%S)}
+
+PASSED=0
+FAILED=0
+SUMMARY=()
+
+# result ok|fail NAME [DETAIL]: one counted harness result.
+result() {
+	if [[ $1 == ok ]]; then
+		PASSED=$((PASSED + 1))
+		printf '  PASS  %s\n' "$2"
+	else
+		FAILED=$((FAILED + 1))
+		printf '  FAIL  %s%s\n' "$2" "${3:+  -- $3}"
+	fi
+}
+
+# ---------- payload ----------
+
+# The guest command: suite, then the 4 GiB dd acceptance check (reloading
+# the module first if the suite left it unloaded).
+GUEST_CMD='sh ./run-suite.sh; echo "FZ: suite rc=$?"
+[ -c /dev/fastzero ] || insmod /fastzero.ko
+if dd if=/dev/fastzero of=/dev/null bs=1M count=4096 2>/tmp/dd.err; then
+	echo "FZ: dd4g ok"; else echo "FZ: dd4g failed"; fi
+cat /tmp/dd.err'
+
+# Until tests/suite exists: check the device exists and 1 MiB reads.
+write_placeholder() {
+	mkdir -p "$1"
+	cat >"$1/run-suite.sh" <<'EOF'
+#!/bin/sh
+# Placeholder suite (tests/suite/Makefile not present yet).
+echo "1..2"
+if [ -c /dev/fastzero ]; then echo "ok 1 - /dev/fastzero exists"; else echo "not ok 1 - /dev/fastzero exists"; fi
+n=$(dd if=/dev/fastzero bs=1M count=1 2>/dev/null | tr -d '\000' | wc -c)
+if [ "$(dd if=/dev/fastzero bs=1M count=1 2>/dev/null | wc -c)" = 1048576 ] && [ "$n" = 0 ]; then
+	echo "ok 2 - read 1 MiB of zeros via dd"
+else
+	echo "not ok 2 - read 1 MiB of zeros via dd # got $n non-zero bytes"
+fi
+EOF
+}
+
+# build_payload DIR: the suite's static binaries (or the placeholder) in DIR.
+build_payload() {
+	local dir=$1 log=$FZ_RESULTS/suite-build.log
+	rm -rf "$dir"
+	if [[ ! -f $FZ_REPO/tests/suite/Makefile ]]; then
+		echo "  (tests/suite/Makefile missing: placeholder payload)"
+		write_placeholder "$dir"
+		return 0
+	fi
+	mkdir -p "$dir"
+	if make -C "$FZ_REPO/tests/suite" OUT="$dir" >"$log" 2>&1; then
+		[[ -f $dir/run-suite.sh ]] || cp "$FZ_REPO/tests/suite/run-suite.sh" "$dir/"
+		result ok "suite builds (make -C tests/suite)"
+	else
+		result fail "suite builds (make -C tests/suite)" "log: $log"
+		tail -n 30 "$log" | sed 's/^/        /'
+		rm -rf "$dir"
+		write_placeholder "$dir"
+		echo "  (using the placeholder payload instead)"
+	fi
+}
+
+# ---------- per boot ----------
+
+# listed_for LIST CPU: the value a "cpu=value;..." LIST gives CPU, if any.
+listed_for() {
+	local pair IFS=';'
+	for pair in $1; do
+		if [[ ${pair%%=*} == "$2" ]]; then
+			echo "${pair#*=}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# listed_variant CPU: the variant FZ_EXPECT_VARIANTS lists for CPU, if any.
+listed_variant() {
+	listed_for "$FZ_EXPECT_VARIANTS" "$1"
+}
+
+# expected_variant CPU LOG: listed, else derived from the guest's CPU flags.
+expected_variant() {
+	local cpu=$1 log=$2
+	listed_variant "$cpu" && return 0
+	if grep -q 'FZ: cpuflags.*fsrm=1' "$log"; then echo rep_stosb
+	elif grep -q 'FZ: cpuflags erms=1' "$log"; then echo erms
+	elif grep -q 'FZ: cpuflags.*rep_good=1' "$log"; then echo rep_stosq
+	else echo unrolled; fi
+}
+
+# dmesg lines from the harness's pre-insmod marker (else all) to FZ: dmesg-end,
+# less the memcg OOM reports the suite provokes on purpose (t_memcg brackets
+# them with "fastzero-test: expected-oom-begin/end" in the kernel log).
+module_dmesg() {
+	local all
+	all=$(awk '/^FZ: dmesg-begin/{on=1; next} /^FZ: dmesg-end/{on=0}
+		/fastzero-test: expected-oom-begin/{skip=1}
+		/fastzero-test: expected-oom-end/{skip=0; next}
+		on && !skip' "$1")
+	if grep -q 'fastzero-harness: insmod' <<<"$all"; then
+		sed -n '/fastzero-harness: insmod/,$p' <<<"$all"
+	else
+		printf '%s\n' "$all"
+	fi
+}
+
+# check_cpu_flags CPU LOG: the guest kernel sees the model's ERMS setting.
+check_cpu_flags() {
+	local cpu=$1 log=$2 flags
+	flags=$(grep -o 'FZ: cpuflags.*' "$log" | head -n1 || true)
+	case $cpu in
+	*-erms*) [[ $flags == *erms=0* ]] ;;
+	max*) [[ $flags == *erms=1* ]] ;;
+	*) [[ -n $flags ]] ;;
+	esac
+}
+
+# check_tap LOG: count/print the suite's TAP lines; sets TAP_OK TAP_NOT TAP_SKIP.
+check_tap() {
+	local log=$1 plan line
+	TAP_OK=0 TAP_NOT=0 TAP_SKIP=0
+	while IFS= read -r line; do
+		if [[ $line == "not ok"* && $line != *"# TODO"* ]]; then
+			TAP_NOT=$((TAP_NOT + 1))
+			FAILED=$((FAILED + 1))
+			printf '  FAIL  suite: %s\n' "$line"
+			continue
+		fi
+		TAP_OK=$((TAP_OK + 1))
+		PASSED=$((PASSED + 1))
+		if [[ $line == *"# SKIP"* || $line == *"# skip"* ]]; then
+			TAP_SKIP=$((TAP_SKIP + 1))
+			printf '  skip  suite: %s\n' "$line"
+		fi
+	done < <(grep -aE '^(not )?ok [0-9]+' "$log" || true)
+	plan=$(grep -aoE '^1\.\.[0-9]+' "$log" | head -n1 | cut -d. -f3 || true)
+	if ((TAP_OK + TAP_NOT == 0)); then
+		result fail "suite produced TAP results" "none found"
+	elif [[ -n $plan && $plan != $((TAP_OK + TAP_NOT)) ]]; then
+		result fail "suite ran to its plan" "plan 1..$plan, got $((TAP_OK + TAP_NOT))"
+	else
+		result ok "suite ran to its plan ($((TAP_OK + TAP_NOT)) results, $TAP_SKIP skipped)"
+	fi
+}
+
+# boot_one KID KVER CPU KO PAYLOAD
+boot_one() {
+	local kid=$1 kver=$2 cpu=$3 ko=$4 payload=$5 log rc=0 f0=$FAILED p0=$PASSED
+	local want got bad
+	log=$FZ_RESULTS/$(fz_sanitize "$kid")-$(fz_sanitize "$cpu").log
+	printf -- '---- kernel %s (%s) / cpu %s ----\n' "$kid" "$kver" "$cpu"
+	local env_line='' append
+	if want=$(listed_variant "$cpu"); then env_line="export FZ_EXPECT_VARIANT=$want"; fi
+	append=$(listed_for "$FZ_CPU_APPEND" "$cpu") || append=''
+	[[ -z $append ]] || printf '  (kernel command line + %s)\n' "$append"
+	"$FZ_VM_DIR/run-vm.sh" --kernel "$kid" --cpu "$cpu" --module "$ko" --payload "$payload" \
+		--cmd "$env_line
+$GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"} \
+		>/dev/null 2>"$log.host" || rc=$?
+	if grep -q 'FZ: done rc=' "$log"; then
+		result ok "guest reached FZ: done"
+	elif ((rc == 124)); then
+		result fail "guest reached FZ: done" "TIMEOUT after ${FZ_VM_TIMEOUT} s"
+	else
+		result fail "guest reached FZ: done" "no FZ: done (run-vm status $rc; crash/panic?)"
+		tail -n 5 "$log.host" | sed 's/^/        /'
+	fi
+	if grep -q '^FZ: insmod ok' "$log"; then result ok "insmod ok"; else result fail "insmod ok"; fi
+	check_tap "$log"
+	if grep -q '^FZ: dd4g ok' "$log"; then
+		result ok "dd if=/dev/fastzero of=/dev/null bs=1M count=4096"
+	else
+		result fail "dd if=/dev/fastzero of=/dev/null bs=1M count=4096"
+	fi
+	want=$(expected_variant "$cpu" "$log")
+	got=$(sed -n 's/^FZ: variant //p' "$log" | head -n1)
+	if [[ $got == "$want" ]]; then
+		result ok "clear_user_variant = $want"
+	else
+		result fail "clear_user_variant = $want" "guest reports '${got:-nothing}'"
+	fi
+	if check_cpu_flags "$cpu" "$log"; then
+		result ok "guest CPU flags match model ($(grep -o 'erms=[01]' "$log" | head -n1))"
+	else
+		result fail "guest CPU flags match model" "$(grep -o 'FZ: cpuflags.*' "$log" | head -n1)"
+	fi
+	if grep -q '^FZ: rmmod failed' "$log"; then result fail "rmmod fastzero"; else result ok "rmmod fastzero"; fi
+	bad=$(module_dmesg "$log" |
+		grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|KASAN|kmemleak' || true)
+	if [[ -z $bad ]] && grep -q '^FZ: dmesg-end' "$log"; then
+		result ok "dmesg clean (no WARNING/BUG/Oops/Call Trace/GPF/KASAN/kmemleak)"
+	else
+		if [[ -n $bad ]]; then
+			result fail "dmesg clean" "offending lines:"
+			printf '%s\n' "$bad" | head -n 20 | sed 's/^/        /'
+		else
+			result fail "dmesg clean" "no dmesg captured"
+		fi
+	fi
+	printf '  suite: %d ok (%d skipped), %d not ok\n' "$TAP_OK" "$TAP_SKIP" "$TAP_NOT"
+	printf '  log: %s\n' "$log"
+	SUMMARY+=("$(printf '%-5s %-22s %-10s %4d passed, %d failed' "$kid" "$kver" "$cpu" \
+		$((PASSED - p0)) $((FAILED - f0)))")
+}
+
+# ---------- per kernel ----------
+
+# kernel_one KID PAYLOAD
+kernel_one() {
+	local kid=$1 payload=$2 out kver='' ko reason cpu blog
+	printf -- '==== kernel %s ====\n' "$kid"
+	if ! out=$("$FZ_VM_DIR/kernels.sh" "$kid" 2>"$FZ_RESULTS/kernel-$kid.log"); then
+		reason=$(sed -n 's/.*error: //p' "$FZ_RESULTS/kernel-$kid.log" | tail -n1)
+		result fail "kernel $kid: skipped: ${reason:-cannot obtain kernel} (log: $FZ_RESULTS/kernel-$kid.log)"
+		SUMMARY+=("$(printf '%-5s %-22s SKIPPED (counted as failure): %s' "$kid" '-' "${reason:-}")")
+		return 0
+	fi
+	kver=$(sed -n 's/^KVER=//p' <<<"$out")
+	blog=$FZ_RESULTS/build-$(fz_sanitize "$kid").log
+	if ! ko=$("$FZ_VM_DIR/build-module.sh" --kernel "$kid" --log "$blog" 2>"$blog.host"); then
+		result fail "$kid ($kver): module builds W=1 clean" "log: $blog"
+		sed 's/^/        /' "$blog.host" | tail -n 40
+		SUMMARY+=("$(printf '%-5s %-22s BUILD FAILED: boots not run' "$kid" "$kver")")
+		return 0
+	fi
+	result ok "$kid ($kver): module builds W=1 clean"
+	for cpu in $FZ_CPUS; do
+		boot_one "$kid" "$kver" "$cpu" "$ko" "$payload"
+	done
+}
+
+# Keep the 10 newest check-* result dirs.
+prune_old_results() {
+	local d
+	find "$FZ_CACHE/logs" -maxdepth 1 -type d -name 'check-2*' -printf '%T@ %p\n' 2>/dev/null |
+		sort -rn | tail -n +11 | cut -d' ' -f2- | while read -r d; do rm -rf "$d"; done
+}
+
+main() {
+	local t0 payload kid
+	t0=$(date +%s)
+	mkdir -p "$FZ_RESULTS"
+	prune_old_results
+	ln -sfn "$FZ_RESULTS" "$FZ_CACHE/logs/check-latest"
+	printf '==== fastzero check: kernels [%s] cpus [%s] accel %s results %s ====\n' \
+		"$FZ_KERNELS" "$FZ_CPUS" "$(fz_accel)" "$FZ_RESULTS"
+	if ! fz_need_host_deps 2>"$FZ_RESULTS/deps.log"; then
+		result fail "host dependencies installed" "log: $FZ_RESULTS/deps.log"
+	fi
+	if [[ -z ${FZ_MODULE_SRC:-} && ! -f $FZ_REPO/driver/Kbuild ]]; then
+		result fail "driver/Kbuild present in the repo"
+	fi
+	payload=$FZ_RESULTS/payload
+	build_payload "$payload"
+	for kid in $FZ_KERNELS; do
+		kernel_one "$kid" "$payload"
+	done
+	echo "==== summary ($(($(date +%s) - t0)) s) ===="
+	printf '  %s\n' "${SUMMARY[@]}"
+	[[ -z ${FZ_RESULTS:-} ]] || echo "  logs: $FZ_RESULTS"
+	echo "$PASSED passed, $FAILED failed"
+	((FAILED == 0))
+}
+
+main "$@"

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# initramfs.sh: pack a guest initramfs = cached base (busybox, fio + libs, /init) + per-run part (module, payload, cmd).
+#
+# Usage: tests/vm/initramfs.sh --out <file.cpio.gz> --cmd '<shell cmd>' [--payload <dir>] [--module <ko>] [--no-fio]
+# The base archive is built once per (busybox, fio, init) content into
+# $FZ_CACHE/initramfs/ and reused; the per-run archive is appended to it
+# (the kernel unpacks concatenated cpio archives in order).
+# Guest layout: /init, /bin/busybox (+ applet links), /usr/bin/fio + its ldd libs,
+# /fastzero.ko, /payload/ (copy of --payload), /fz-cmd (the --cmd text).
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+	sed -n '3,3p' "$0" >&2
+	exit 2
+}
+
+# The guest's /init. Marker lines all start with "FZ: " (see run-vm.sh).
+write_init() {
+	cat >"$1" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+ip link set lo up 2>/dev/null
+echo "FZ: boot kernel=$(uname -r) nproc=$(grep -c ^processor /proc/cpuinfo)"
+erms=0; rep_good=0; fsrm=0
+grep -qw erms /proc/cpuinfo && erms=1
+grep -qw rep_good /proc/cpuinfo && rep_good=1
+grep -qw fsrm /proc/cpuinfo && fsrm=1
+echo "FZ: cpuflags erms=$erms rep_good=$rep_good fsrm=$fsrm"
+if [ -f /fastzero.ko ]; then
+	echo "fastzero-harness: insmod" >/dev/kmsg
+	if insmod /fastzero.ko; then echo "FZ: insmod ok"; else echo "FZ: insmod failed"; fi
+else
+	echo "FZ: insmod skipped (no module)"
+fi
+p=/sys/module/fastzero/parameters
+[ -r $p/clear_user_variant ] && echo "FZ: variant $(cat $p/clear_user_variant)"
+[ -r $p/clear_pages_variant ] && echo "FZ: pages-variant $(cat $p/clear_pages_variant)"
+mkdir -p /payload
+cd /payload
+sh /fz-cmd
+rc=$?
+cd /
+if [ -f /fastzero.ko ]; then
+	if ! grep -q '^fastzero ' /proc/modules; then echo "FZ: rmmod skipped (not loaded)"
+	elif rmmod fastzero; then echo "FZ: rmmod ok"; else echo "FZ: rmmod failed"; fi
+fi
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak
+fi
+echo "FZ: dmesg-begin"
+dmesg
+echo "FZ: dmesg-end"
+echo "FZ: done rc=$rc"
+poweroff -f
+EOF
+	chmod 755 "$1"
+}
+
+# copy_with_libs ROOT BIN...: copy binaries and every library ldd lists (+ loader).
+copy_with_libs() {
+	local root=$1 f lib
+	shift
+	for f in "$@"; do
+		mkdir -p "$root$(dirname "$f")"
+		cp -L "$f" "$root$f"
+		while read -r lib; do
+			[[ -e $root$lib ]] && continue
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done < <(ldd "$f" 2>/dev/null | grep -oE '/[^ ]+' || true)
+	done
+}
+
+# fio ioengine plugin dirs (only present when fio was built with dynamic engines).
+fio_engine_files() {
+	dpkg -L fio 2>/dev/null | grep -E '/fio/.*\.so$' || true
+}
+
+# build_base OUT WITH_FIO
+build_base() {
+	local out=$1 with_fio=$2 st
+	st=$(mktemp -d "$FZ_CACHE/initramfs/base.XXXXXX")
+	mkdir -p "$st"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,payload,etc,lib64}
+	cp /bin/busybox "$st/bin/busybox"
+	write_init "$st/init"
+	if [[ $with_fio == 1 ]]; then
+		local engines
+		mapfile -t engines < <(fio_engine_files)
+		copy_with_libs "$st" /usr/bin/fio "${engines[@]}"
+	fi
+	(cd "$st" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -rf "$st"
+}
+
+# base_archive WITH_FIO: print the path of the (cached) base archive.
+base_archive() {
+	local with_fio=$1 key out
+	key=$({
+		sha256sum /bin/busybox "$0"
+		[[ $with_fio == 1 ]] && sha256sum /usr/bin/fio
+		echo "fio=$with_fio"
+	} | sha256sum | cut -c1-16)
+	out=$FZ_CACHE/initramfs/base-$key.cpio.gz
+	mkdir -p "$FZ_CACHE/initramfs"
+	(
+		fz_lock "initramfs-base-$key"
+		[[ -s $out ]] || {
+			fz_log "building initramfs base (fio=$with_fio)"
+			build_base "$out" "$with_fio"
+		}
+	)
+	echo "$out"
+}
+
+main() {
+	local out='' cmd='' payload='' module='' with_fio=1 base st
+	while (($#)); do
+		case $1 in
+		--out) out=$2 ;;
+		--cmd) cmd=$2 ;;
+		--payload) payload=$2 ;;
+		--module) module=$2 ;;
+		--no-fio)
+			with_fio=0
+			shift
+			continue
+			;;
+		*) usage ;;
+		esac
+		shift 2
+	done
+	[[ -n $out && -n $cmd ]] || usage
+	fz_need_pkgs busybox-static cpio gzip
+	[[ $with_fio == 0 ]] || fz_need_pkgs fio
+	base=$(base_archive "$with_fio")
+	st=$(mktemp -d)
+	mkdir -p "$st/payload"
+	[[ -z $payload ]] || cp -a "$payload/." "$st/payload/"
+	[[ -z $module ]] || cp "$module" "$st/fastzero.ko"
+	printf '%s\n' "$cmd" >"$st/fz-cmd"
+	{
+		cat "$base"
+		(cd "$st" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1)
+	} >"$out"
+	rm -rf "$st"
+}
+
+main "$@"

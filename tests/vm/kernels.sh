@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# kernels.sh: resolve + fetch a kernel image and headers for a kernel id (6.1, 6.12, 7, ...) into $FZ_CACHE.
+#
+# Usage (standalone): tests/vm/kernels.sh <id>   -> prints KID=, KVER=, VMLINUZ=, KDIR=, FZ_CHROOT=
+# Usage (sourced):    fz_kernel_resolve <id>     -> sets/exports those variables
+#
+# Kernel ids with major >= FZ_SID_MIN_MAJOR (default 7) come from Debian sid and
+# are built inside a cached sid chroot ($FZ_CACHE/sid/root, FZ_CHROOT is set and
+# KDIR is a path inside it); older ids come from the host's bookworm sources
+# (FZ_CHROOT is empty, headers go to /usr/src via apt). The newest version that has
+# both an image package and a headers package wins. A resolved id is remembered in
+# $FZ_CACHE/kernels/<id>.env; set FZ_REFRESH=1 to look for a newer version.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+FZ_SID_MIRROR=${FZ_SID_MIRROR:-http://deb.debian.org/debian}
+FZ_SID_MIN_MAJOR=${FZ_SID_MIN_MAJOR:-7}
+FZ_SID_ROOT=$FZ_CACHE/sid/root
+# Outputs of fz_kernel_resolve.
+KID='' KVER='' VMLINUZ='' KDIR='' FZ_CHROOT=''
+
+# ---------- sid chroot ----------
+
+fz_sid_ensure() {
+	(
+		fz_lock sid
+		[[ -e $FZ_SID_ROOT/.fz-debootstrap-ok ]] && exit 0
+		fz_need_pkgs debootstrap
+		fz_log "debootstrap sid into $FZ_SID_ROOT (first run only)"
+		rm -rf "$FZ_SID_ROOT"
+		mkdir -p "$FZ_CACHE/sid"
+		debootstrap --variant=minbase sid "$FZ_SID_ROOT" "$FZ_SID_MIRROR" \
+			>"$FZ_CACHE/sid/debootstrap.log" 2>&1 ||
+			fz_die "debootstrap failed, see $FZ_CACHE/sid/debootstrap.log"
+		touch "$FZ_SID_ROOT/.fz-debootstrap-ok"
+	)
+}
+
+# fz_sid_run CMD...: run a command in the sid chroot with /proc mounted
+# (objtool needs it). Serialised by the "sid" lock; proc is unmounted after.
+fz_sid_run() {
+	(
+		fz_lock sid
+		local rc=0
+		mountpoint -q "$FZ_SID_ROOT/proc" || mount -t proc proc "$FZ_SID_ROOT/proc"
+		chroot "$FZ_SID_ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@" || rc=$?
+		umount "$FZ_SID_ROOT/proc" || umount -l "$FZ_SID_ROOT/proc" || true
+		exit "$rc"
+	)
+}
+
+# Refresh the chroot's package lists when they are over a day old (sid moves).
+fz_sid_apt_update() {
+	local stamp=$FZ_SID_ROOT/var/lib/apt/.fz-updated
+	[[ -z ${FZ_REFRESH:-} && -n $(find "$stamp" -mmin -1440 2>/dev/null) ]] && return 0
+	fz_log "apt-get update in sid chroot"
+	if fz_sid_run apt-get -qq -o Acquire::Check-Valid-Until=false update >&2; then
+		touch "$stamp"
+	else
+		fz_log "apt-get update in the sid chroot failed (continuing with old lists)"
+	fi
+}
+
+# ---------- package queries (host or chroot) ----------
+
+# fz_apt_q WHERE CMD...: run an apt command on the host ("host") or in the chroot ("sid").
+fz_apt_q() {
+	local where=$1
+	shift
+	if [[ $where == sid ]]; then fz_sid_run "$@"; else "$@"; fi
+}
+
+fz_pkg_exists() { fz_apt_q "$1" apt-cache show "$2" >/dev/null 2>&1; }
+
+# fz_version_regex ID: "6.1" -> versions like 6.1.0-57-amd64, "7" -> 7.2.13+deb14-amd64.
+fz_version_regex() {
+	local esc=${1//./\\.}
+	printf '%s(\\.[0-9]+)*(-[0-9]+|\\+deb[0-9]+)?-amd64' "$esc"
+}
+
+# fz_image_pkg WHERE VER: the package that carries the image, or nothing.
+fz_image_pkg() {
+	local p
+	for p in "linux-image-$2-unsigned" "linux-binary-$2"; do
+		if fz_pkg_exists "$1" "$p"; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# fz_find_version WHERE ID: newest version with both headers and an image package.
+fz_find_version() {
+	local where=$1 re v
+	re=$(fz_version_regex "$2")
+	while read -r v; do
+		[[ -n $v ]] || continue
+		if fz_image_pkg "$where" "$v" >/dev/null; then
+			echo "$v"
+			return 0
+		fi
+	done < <(fz_apt_q "$where" apt-cache search --names-only "^linux-headers-${re}\$" |
+		awk '{print $1}' | sed 's/^linux-headers-//' | grep -E "^${re}\$" | sort -V -r)
+	return 1
+}
+
+# ---------- fetch ----------
+
+# fz_fetch_image WHERE VER: download + extract the image package, keep only vmlinuz.
+fz_fetch_image() {
+	local where=$1 ver=$2 pkg kdir deb x dl
+	kdir=$FZ_CACHE/kernels/$ver
+	[[ -s $kdir/vmlinuz ]] && return 0
+	pkg=$(fz_image_pkg "$where" "$ver") || fz_die "no image package for $ver"
+	fz_log "downloading $pkg"
+	rm -rf "$kdir" && mkdir -p "$kdir/x"
+	if [[ $where == sid ]]; then
+		dl=$FZ_SID_ROOT/var/cache/fz-debs
+		rm -rf "$dl" && mkdir -p "$dl"
+		fz_sid_run sh -c "cd /var/cache/fz-debs && apt-get -qq -o APT::Sandbox::User=root download '$pkg'" >&2
+	else
+		dl=$kdir/dl
+		mkdir -p "$dl"
+		(cd "$dl" && apt-get -qq -o APT::Sandbox::User=root download "$pkg") >&2
+	fi
+	deb=$(find "$dl" -name "${pkg}_*.deb" | head -n1)
+	[[ -n $deb ]] || fz_die "download of $pkg failed"
+	dpkg-deb -x "$deb" "$kdir/x"
+	for x in "boot/vmlinuz-$ver" "usr/lib/modules/$ver/vmlinuz" "lib/modules/$ver/vmlinuz"; do
+		if [[ -s $kdir/x/$x ]]; then
+			cp "$kdir/x/$x" "$kdir/vmlinuz.tmp"
+			break
+		fi
+	done
+	rm -rf "$kdir/x" "$dl"
+	[[ -s $kdir/vmlinuz.tmp ]] || fz_die "no vmlinuz in $pkg"
+	mv "$kdir/vmlinuz.tmp" "$kdir/vmlinuz"
+}
+
+# fz_fetch_headers WHERE VER
+fz_fetch_headers() {
+	local where=$1 ver=$2
+	if [[ $where == sid ]]; then
+		[[ -f $FZ_SID_ROOT/usr/src/linux-headers-$ver/Makefile && -x $FZ_SID_ROOT/usr/bin/make ]] &&
+			return 0
+		fz_log "installing linux-headers-$ver + make in sid chroot"
+		fz_sid_run apt-get install -y -qq --no-install-recommends "linux-headers-$ver" make >&2
+	else
+		fz_need_pkgs "linux-headers-$ver" make gcc
+	fi
+}
+
+# ---------- main entry ----------
+
+# fz_lookup WHERE ID: newest version, refreshing the package lists once if none.
+fz_lookup() {
+	local ver
+	if ! ver=$(fz_find_version "$1" "$2"); then
+		if [[ $1 == host ]]; then fz_apt_update; else FZ_REFRESH=1 fz_sid_apt_update; fi
+		ver=$(fz_find_version "$1" "$2") ||
+			fz_die "no kernel version for id $2 (image+headers) in $1 sources"
+	fi
+	fz_log "kernel $2 -> $ver ($1)"
+	echo "$ver"
+}
+
+# fz_fetch WHERE VER: image + headers, serialised per version.
+fz_fetch() {
+	(
+		fz_lock "kernel-$2"
+		fz_fetch_image "$1" "$2"
+		fz_fetch_headers "$1" "$2"
+	)
+}
+
+# fz_kernel_resolve ID: sets KID KVER VMLINUZ KDIR FZ_CHROOT (exported).
+fz_kernel_resolve() {
+	local id=$1 where=host envf ver=''
+	[[ $id =~ ^[0-9]+(\.[0-9]+)*$ ]] || fz_die "bad kernel id '$id'"
+	((${id%%.*} >= FZ_SID_MIN_MAJOR)) && where=sid
+	envf=$FZ_CACHE/kernels/$id.env
+	mkdir -p "$FZ_CACHE/kernels"
+	if [[ $where == sid ]]; then
+		fz_sid_ensure
+		fz_sid_apt_update
+	fi
+	[[ -s $envf && -z ${FZ_REFRESH:-} ]] && ver=$(sed -n 's/^KVER=//p' "$envf")
+	if [[ -n $ver ]] && ! fz_fetch "$where" "$ver"; then
+		fz_log "cached kernel $ver for id $id is no longer obtainable; resolving again"
+		ver=''
+	fi
+	if [[ -z $ver ]]; then
+		ver=$(fz_lookup "$where" "$id")
+		fz_fetch "$where" "$ver"
+	fi
+	KID=$id
+	KVER=$ver
+	VMLINUZ=$FZ_CACHE/kernels/$ver/vmlinuz
+	KDIR=/usr/src/linux-headers-$ver
+	FZ_CHROOT=
+	[[ $where == sid ]] && FZ_CHROOT=$FZ_SID_ROOT
+	[[ -n $FZ_CHROOT || -f $KDIR/Makefile ]] || fz_die "headers missing: $KDIR"
+	printf 'KVER=%s\n' "$ver" >"$envf"
+	export KID KVER VMLINUZ KDIR FZ_CHROOT
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	[[ $# -eq 1 ]] || {
+		echo "usage: $0 <kernel-id>" >&2
+		exit 2
+	}
+	fz_kernel_resolve "$1"
+	printf 'KID=%q\nKVER=%q\nVMLINUZ=%q\nKDIR=%q\nFZ_CHROOT=%q\n' \
+		"$KID" "$KVER" "$VMLINUZ" "$KDIR" "$FZ_CHROOT"
+fi
