@@ -153,8 +153,9 @@ ssize_t fz_do_preadv2_nowait(int fd, void *buf, size_t len);
  * destination is not accessible at all.
  * The return values (or errnos) must be identical (see fz_allow_short).
  * When @expect is not FZ_EXPECT_ANY, the device must return exactly
- * @expect (a count, or -errno) and the reference may instead stop up to
- * 7 bytes short of it (qword-granular clear_user() before 6.4).
+ * @expect (a count, or -errno).  The reference may stop up to 7 bytes
+ * short of the device's count (qword-granular clear_user() before 6.4);
+ * the bytes the device claims are still checked.
  */
 #define FZ_EXPECT_ANY	((ssize_t)1 << 62)
 

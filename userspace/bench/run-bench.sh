@@ -16,7 +16,8 @@
 #                            1G,8G native/KVM)
 #      FZ_RESULTS            output dir (default results/)
 # Output: table on stdout, <date>-<host>-<kernel>-<mode>.{csv,svg,png} in
-# FZ_RESULTS, the raw outputs in the matching -raw/ directory.
+# FZ_RESULTS, the raw outputs in the matching -raw/ directory; TCG adds
+# <date>-<host>-<kernel>-tcg-clearbench.{csv,svg,png} (microbench.sh).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -172,11 +173,8 @@ main() {
 	[[ $mode != tcg ]] || tcg_warning
 	if [[ $mode == tcg ]]; then
 		loud "real hardware: the driver's clear loops in userspace (clearbench, mode native)" 2>&1
-		if [[ $QUICK == 1 ]]; then
-			"$US_DIR/build/clearbench" --quick --csv "$base-clearbench.csv"
-		else
-			"$US_DIR/build/clearbench" --csv "$base-clearbench.csv"
-		fi
+		QUICK=$QUICK CLEARBENCH=$US_DIR/build/clearbench \
+			"$BENCH_DIR/microbench.sh" -o "$base-clearbench"
 	fi
 }
 
