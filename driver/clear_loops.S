@@ -18,24 +18,40 @@
 .endif
 .endm
 
+/*
+ * 64-byte rounds of eight \store instructions while at least 64 bytes are
+ * left; a faulting store continues at \fixup.
+ */
+.macro FZ_ROUNDS64 store, user, fixup
+	.p2align 4
+.Lround\@:
+10:	\store	%rax, (%rdi)
+11:	\store	%rax, 8(%rdi)
+12:	\store	%rax, 16(%rdi)
+13:	\store	%rax, 24(%rdi)
+14:	\store	%rax, 32(%rdi)
+15:	\store	%rax, 40(%rdi)
+16:	\store	%rax, 48(%rdi)
+17:	\store	%rax, 56(%rdi)
+	addq	$64, %rdi
+	subq	$64, %rcx
+	cmpq	$64, %rcx
+	jae	.Lround\@
+	FZ_EXTABLE \user, 10b, \fixup
+	FZ_EXTABLE \user, 11b, \fixup
+	FZ_EXTABLE \user, 12b, \fixup
+	FZ_EXTABLE \user, 13b, \fixup
+	FZ_EXTABLE \user, 14b, \fixup
+	FZ_EXTABLE \user, 15b, \fixup
+	FZ_EXTABLE \user, 16b, \fixup
+	FZ_EXTABLE \user, 17b, \fixup
+.endm
+
 /* Unrolled stores: 64 bytes a round, then 8, then 1. */
 .macro FZ_UNROLLED_BODY user
 	cmpq	$64, %rcx
 	jb	.Lshort\@
-	.p2align 4
-.Lloop64\@:
-10:	movq	%rax, (%rdi)
-11:	movq	%rax, 8(%rdi)
-12:	movq	%rax, 16(%rdi)
-13:	movq	%rax, 24(%rdi)
-14:	movq	%rax, 32(%rdi)
-15:	movq	%rax, 40(%rdi)
-16:	movq	%rax, 48(%rdi)
-17:	movq	%rax, 56(%rdi)
-	addq	$64, %rdi
-	subq	$64, %rcx
-	cmpq	$64, %rcx
-	jae	.Lloop64\@
+	FZ_ROUNDS64 movq, \user, .Lbyte\@
 .Lshort\@:
 	cmpl	$8, %ecx
 	jb	.Ltail\@
@@ -54,14 +70,6 @@
 	decq	%rcx
 	jnz	.Lbyte\@
 .Ldone\@:
-	FZ_EXTABLE \user, 10b, .Lbyte\@
-	FZ_EXTABLE \user, 11b, .Lbyte\@
-	FZ_EXTABLE \user, 12b, .Lbyte\@
-	FZ_EXTABLE \user, 13b, .Lbyte\@
-	FZ_EXTABLE \user, 14b, .Lbyte\@
-	FZ_EXTABLE \user, 15b, .Lbyte\@
-	FZ_EXTABLE \user, 16b, .Lbyte\@
-	FZ_EXTABLE \user, 17b, .Lbyte\@
 	FZ_EXTABLE \user, 18b, .Lbyte\@
 	FZ_EXTABLE \user, 19b, .Ldone\@
 .endm
@@ -115,32 +123,11 @@
 .macro FZ_NT_BODY user
 	cmpq	$64, %rcx
 	jb	.Lrest\@
-	.p2align 4
-.Lloop64\@:
-50:	movnti	%rax, (%rdi)
-51:	movnti	%rax, 8(%rdi)
-52:	movnti	%rax, 16(%rdi)
-53:	movnti	%rax, 24(%rdi)
-54:	movnti	%rax, 32(%rdi)
-55:	movnti	%rax, 40(%rdi)
-56:	movnti	%rax, 48(%rdi)
-57:	movnti	%rax, 56(%rdi)
-	addq	$64, %rdi
-	subq	$64, %rcx
-	cmpq	$64, %rcx
-	jae	.Lloop64\@
+	FZ_ROUNDS64 movnti, \user, .Lfence\@
 .Lfence\@:
 	sfence
 .Lrest\@:
 	FZ_UNROLLED_BODY \user
-	FZ_EXTABLE \user, 50b, .Lfence\@
-	FZ_EXTABLE \user, 51b, .Lfence\@
-	FZ_EXTABLE \user, 52b, .Lfence\@
-	FZ_EXTABLE \user, 53b, .Lfence\@
-	FZ_EXTABLE \user, 54b, .Lfence\@
-	FZ_EXTABLE \user, 55b, .Lfence\@
-	FZ_EXTABLE \user, 56b, .Lfence\@
-	FZ_EXTABLE \user, 57b, .Lfence\@
 .endm
 
 /* One function per loop and flavour; %eax is the zero every loop stores. */
