@@ -48,10 +48,11 @@ result() {
 
 # ---------- payload ----------
 
-# The guest command: suite, then the 4 GiB dd acceptance check (reloading
-# the module first if the suite left it unloaded).
+# The guest command: suite, then (with the module reloaded: the suite ends
+# by unloading it) the benchmark smoke test and the 4 GiB dd acceptance check.
 GUEST_CMD='sh ./run-suite.sh; echo "FZ: suite rc=$?"
 [ -c /dev/fastzero ] || insmod /fastzero.ko
+[ ! -f bench/smoke.sh ] || SMOKE_ALL=1 sh bench/smoke.sh /payload/bench
 if dd if=/dev/fastzero of=/dev/null bs=1M count=4096 2>/tmp/dd.err; then
 	echo "FZ: dd4g ok"; else echo "FZ: dd4g failed"; fi
 cat /tmp/dd.err'
@@ -73,6 +74,36 @@ fi
 EOF
 }
 
+# build_bench_smoke DIR: fzbench, the fio job files and smoke.sh, which runs
+# every job and fzbench --quick in the guest and checks their output parses.
+build_bench_smoke() {
+	local dir=$1 log=$FZ_RESULTS/bench-build.log
+	mkdir -p "$dir/fio-jobs"
+	if make -C "$FZ_REPO/userspace" O="$dir/build" "$dir/build/fzbench" >"$log" 2>&1; then
+		cp "$dir/build/fzbench" "$FZ_REPO/userspace/bench/smoke.sh" "$dir/"
+		cp "$FZ_REPO"/fio-jobs/*.fio "$dir/fio-jobs/"
+		rm -rf "$dir/build"
+		result ok "fzbench builds (make -C userspace)"
+	else
+		result fail "fzbench builds (make -C userspace)" "log: $log"
+	fi
+}
+
+# run_lint: tests/lint.sh's results (checkpatch --strict, shellcheck).
+run_lint() {
+	local line out
+	echo "==== lint ===="
+	out=$("$FZ_REPO/tests/lint.sh" 2>&1) || true
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*"# SKIP"*) printf '  skip  %s\n' "${line#ok - }" ;;
+		"ok - "*) result ok "${line#ok - }" ;;
+		"not ok - "*) result fail "${line#not ok - }" ;;
+		"# "*) printf '        %s\n' "${line#\# }" ;;
+		esac
+	done <<<"$out"
+}
+
 # build_payload DIR: the suite's static binaries (or the placeholder) in DIR.
 build_payload() {
 	local dir=$1 log=$FZ_RESULTS/suite-build.log
@@ -86,6 +117,7 @@ build_payload() {
 	if make -C "$FZ_REPO/tests/suite" OUT="$dir" >"$log" 2>&1; then
 		[[ -f $dir/run-suite.sh ]] || cp "$FZ_REPO/tests/suite/run-suite.sh" "$dir/"
 		result ok "suite builds (make -C tests/suite)"
+		build_bench_smoke "$dir/bench"
 	else
 		result fail "suite builds (make -C tests/suite)" "log: $log"
 		tail -n 30 "$log" | sed 's/^/        /'
@@ -169,7 +201,9 @@ check_tap() {
 			printf '  skip  suite: %s\n' "$line"
 		fi
 	done < <(grep -aE '^(not )?ok [0-9]+' "$log" || true)
-	plan=$(grep -aoE '^1\.\.[0-9]+' "$log" | head -n1 | cut -d. -f3 || true)
+	# the suite and the bench smoke test each print a plan: add them up
+	plan=$(grep -aoE '^1\.\.[0-9]+' "$log" | cut -d. -f3 |
+		awk '{ n += $1 } END { if (NR) print n }' || true)
 	if ((TAP_OK + TAP_NOT == 0)); then
 		result fail "suite produced TAP results" "none found"
 	elif [[ -n $plan && $plan != $((TAP_OK + TAP_NOT)) ]]; then
@@ -286,6 +320,7 @@ main() {
 	if [[ -z ${FZ_MODULE_SRC:-} && ! -f $FZ_REPO/driver/Kbuild ]]; then
 		result fail "driver/Kbuild present in the repo"
 	fi
+	run_lint
 	payload=$FZ_RESULTS/payload
 	build_payload "$payload"
 	for kid in $FZ_KERNELS; do
