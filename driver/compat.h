@@ -8,6 +8,7 @@
 #include <linux/sched/mm.h>
 #include <linux/splice.h>
 #include <linux/uio.h>
+#include <asm/cpufeatures.h>
 #include <asm/page.h>
 
 /*
@@ -84,6 +85,15 @@ fz_mm_get_unmapped_area(unsigned long addr, unsigned long len,
 	return current->mm->get_unmapped_area(NULL, addr, len, pgoff, flags);
 #endif
 }
+
+/*
+ * X86_FEATURE_FSRS (fast short rep stosb, CPUID 7.1:EAX bit 11) has a name
+ * from 6.4 on; 6.1 already fills that capability word from CPUID, so the
+ * bit can be tested there by number.
+ */
+#ifndef X86_FEATURE_FSRS
+#define X86_FEATURE_FSRS	(12 * 32 + 11)
+#endif
 
 /* FMODE_NOWAIT: /dev/zero advertises IOCB_NOWAIT support with it. */
 #ifdef FMODE_NOWAIT

@@ -150,8 +150,9 @@ listed_variant() {
 expected_variant() {
 	local cpu=$1 log=$2
 	listed_variant "$cpu" && return 0
-	if grep -q 'FZ: cpuflags.*fsrm=1' "$log"; then echo rep_stosb
-	elif grep -q 'FZ: cpuflags erms=1' "$log"; then echo erms
+	# FSRS (rep_stosb) is not in /proc/cpuinfo before 6.4: with ERMS either
+	# is right here, and the suite tells them apart with CPUID.
+	if grep -q 'FZ: cpuflags erms=1' "$log"; then echo 'erms|rep_stosb'
 	elif grep -q 'FZ: cpuflags.*rep_good=1' "$log"; then echo rep_stosq
 	else echo unrolled; fi
 }
@@ -244,7 +245,7 @@ $GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"
 	fi
 	want=$(expected_variant "$cpu" "$log")
 	got=$(sed -n 's/^FZ: variant //p' "$log" | head -n1)
-	if [[ $got == "$want" ]]; then
+	if [[ "|$want|" == *"|$got|"* ]]; then
 		result ok "clear_user_variant = $want"
 	else
 		result fail "clear_user_variant = $want" "guest reports '${got:-nothing}'"
