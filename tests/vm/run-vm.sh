@@ -55,7 +55,7 @@ boot() {
 		-smp "$smp" -display none -vga none -monitor none -serial stdio -nic none \
 		-no-reboot -kernel "$vmlinuz" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 quiet $append" \
-		</dev/null 2>"$log.qemu-stderr" | tr -d '\r' | tee "$log"
+		</dev/null 2>"$log.qemu-stderr" | sed -u 's/\r//g' | tee "$log"
 	rc=${PIPESTATUS[0]}
 	set -e
 	return "$rc"
