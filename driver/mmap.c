@@ -23,6 +23,7 @@
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -45,12 +46,15 @@
  * @base: vm_pgoff of the mapping that created the object: object index 0
  * @nr_pages: size of the object in pages
  * @extents: object page index -> folio, keyed by each folio's first index
+ * @publish: serializes the check that a block is free with its insertion
+ *	(lookups are lockless; extents are only removed with the object)
  */
 struct fz_object {
 	refcount_t refs;
 	pgoff_t base;
 	pgoff_t nr_pages;
 	struct xarray extents;
+	struct mutex publish;	/* see @publish above */
 };
 
 static struct fz_object *fz_object_create(struct vm_area_struct *vma)
@@ -64,6 +68,7 @@ static struct fz_object *fz_object_create(struct vm_area_struct *vma)
 	obj->base = vma->vm_pgoff;
 	obj->nr_pages = vma_pages(vma);
 	xa_init(&obj->extents);
+	mutex_init(&obj->publish);
 	fz_stat_inc(FZ_STAT_SHARED_OBJECTS);
 	return obj;
 }
@@ -80,6 +85,7 @@ static void fz_object_put(struct fz_object *obj)
 		folio_put(folio);
 	}
 	xa_destroy(&obj->extents);
+	mutex_destroy(&obj->publish);
 	kfree(obj);
 	fz_stat_add(FZ_STAT_SHARED_OBJECTS, -1);
 }
@@ -112,7 +118,7 @@ static unsigned int fz_fit_order(struct fz_object *obj, pgoff_t index)
 	return order;
 }
 
-/* Is no extent allocated in [@first, @first + @nr)?  Caller holds xa_lock. */
+/* Is no extent allocated in [@first, @first + @nr)?  Caller holds publish. */
 static bool fz_range_free(struct fz_object *obj, pgoff_t first,
 			  unsigned long nr)
 {
@@ -154,8 +160,9 @@ static void fz_clear_extent(struct folio *folio)
 /*
  * Allocate, clear and publish the extent for object page @index: the
  * largest free aligned block that fits, falling back to smaller orders
- * when memory is fragmented.  Concurrent faults race to publish; the loser
- * frees its folio and uses the winner's.
+ * when memory is fragmented.  Clearing happens outside any lock; concurrent
+ * faults race to publish, and the loser frees its folio and uses the
+ * winner's.
  */
 static struct folio *fz_object_populate(struct fz_object *obj, pgoff_t index)
 {
@@ -175,16 +182,18 @@ static struct folio *fz_object_populate(struct fz_object *obj, pgoff_t index)
 		}
 		fz_clear_extent(folio);
 
-		xa_lock(&obj->extents);
+		mutex_lock(&obj->publish);
 		found = fz_object_lookup(obj, index);
 		if (!found && fz_range_free(obj, first, 1UL << order)) {
-			if (xa_is_err(__xa_store(&obj->extents, first, folio,
-						 GFP_KERNEL_ACCOUNT)))
-				found = ERR_PTR(-ENOMEM);
+			int err = xa_err(xa_store(&obj->extents, first, folio,
+						  GFP_KERNEL_ACCOUNT));
+
+			if (err)
+				found = ERR_PTR(err);
 			else
 				published = true;
 		}
-		xa_unlock(&obj->extents);
+		mutex_unlock(&obj->publish);
 
 		if (published) {
 			fz_stat_add(FZ_STAT_SHARED_PAGES, 1L << order);
