@@ -636,3 +636,41 @@ double fz_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+int fz_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+int fz_write_file(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+long fz_sysfs_long(const char *dir, const char *name)
+{
+	char path[256], val[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (fz_read_file(path, val, sizeof(val)))
+		return -1;
+	return atol(val);
+}

@@ -194,4 +194,16 @@ int fz_probe(volatile unsigned char *p, int write);
 
 double fz_now(void);
 
+/*
+ * Small files (sysfs, cgroupfs): read the first line of @path without its
+ * newline, write @val; 0 or -errno.  fz_sysfs_long() reads @dir/@name as a
+ * number, -1 if it cannot.
+ */
+int fz_read_file(const char *path, char *buf, size_t len);
+int fz_write_file(const char *path, const char *val);
+long fz_sysfs_long(const char *dir, const char *name);
+
+#define FZ_PARAMS	"/sys/module/fastzero/parameters"
+#define FZ_STATS	"/sys/class/misc/fastzero/stats"
+
 #endif /* FZTEST_H */

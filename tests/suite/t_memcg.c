@@ -26,18 +26,7 @@
 
 static int dev, ref;
 
-static int cg_write(const char *file, const char *val)
-{
-	int fd = open(file, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
+/* A number from a cgroup file: the whole file, or the value after @key. */
 static long cg_read_long(const char *file, const char *key)
 {
 	char buf[4096], *p;
@@ -66,7 +55,7 @@ static int cg_setup(char *why)
 	    mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL))
 		return fz_skip(why, "no cgroup2 at " CG_ROOT ": %s",
 			       strerror(errno));
-	if (cg_write(CG_ROOT "/cgroup.subtree_control", "+memory"))
+	if (fz_write_file(CG_ROOT "/cgroup.subtree_control", "+memory"))
 		return fz_skip(why, "memory controller unavailable");
 	if (mkdir(CG_TEST, 0755) && errno != EEXIST)
 		return fz_skip(why, "mkdir " CG_TEST ": %s", strerror(errno));
@@ -85,7 +74,7 @@ static void child_touch(int fd, size_t len, int pipefd)
 	size_t i;
 
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (cg_write(CG_TEST "/cgroup.procs", pid))
+	if (fz_write_file(CG_TEST "/cgroup.procs", pid))
 		_exit(2);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
@@ -128,7 +117,7 @@ static int test_charged(const void *arg, char *why)
 
 	if (ret != FZ_PASS)
 		return ret;
-	cg_write(CG_TEST "/memory.max", "max");
+	fz_write_file(CG_TEST "/memory.max", "max");
 	status = run_child(fd, CHARGE_LEN, &charged);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return fz_fail(why, "child failed (status 0x%x)", status);
@@ -166,14 +155,14 @@ static int test_over_limit(const void *arg, char *why)
 	if (ret != FZ_PASS)
 		return ret;
 	snprintf(limit, sizeof(limit), "%lu", LIMIT);
-	if (cg_write(CG_TEST "/memory.max", limit))
+	if (fz_write_file(CG_TEST "/memory.max", limit))
 		return fz_skip(why, "cannot set memory.max");
-	cg_write(CG_TEST "/memory.swap.max", "0");
+	fz_write_file(CG_TEST "/memory.swap.max", "0");
 	ooms = cg_read_long(CG_TEST "/memory.events", "oom_kill ");
 	kmsg_mark("begin");
 	status = run_child(fd, OVER_LEN, &charged);
 	kmsg_mark("end");
-	cg_write(CG_TEST "/memory.max", "max");
+	fz_write_file(CG_TEST "/memory.max", "max");
 	if (WIFEXITED(status))
 		return fz_fail(why, "child touched %lu bytes over a %lu limit and exited %d",
 			       OVER_LEN, LIMIT, WEXITSTATUS(status));

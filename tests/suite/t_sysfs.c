@@ -22,8 +22,6 @@
 
 #include "fztest.h"
 
-#define PARAMS	"/sys/module/fastzero/parameters/"
-
 static int dev, ref;
 static const char *const variants[] = {
 	"unrolled", "rep_stosq", "erms", "rep_stosb", "nt",
@@ -32,35 +30,17 @@ static const char *const variants[] = {
 static int param_read(const char *name, char *buf, size_t len)
 {
 	char path[256];
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), PARAMS "%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
+	snprintf(path, sizeof(path), FZ_PARAMS "/%s", name);
+	return fz_read_file(path, buf, len);
 }
 
 static int param_write(const char *name, const char *val)
 {
 	char path[256];
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), PARAMS "%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
+	snprintf(path, sizeof(path), FZ_PARAMS "/%s", name);
+	return fz_write_file(path, val);
 }
 
 static int has_flag(const char *flags, const char *flag)
