@@ -4,32 +4,42 @@
 # busybox VM guest (run-bench.sh puts it in the payload); run-bench.sh turns
 # OUTDIR into the table, the CSV and the plot.
 #
-# usage: collect.sh [-q] [-m MODE] [-o OUTDIR] [-M MMAP_SIZES] [-e] DEV REF
+# usage: collect.sh [-q] [-m MODE] [-o OUTDIR] [-M MMAP_SIZES] [-e] [-u] DEV REF
 #   -q          quick: fewer repetitions, shorter samples
 #   -m MODE     label for the results: native, kvm or tcg   (default native)
 #   -o OUTDIR   where the raw outputs go                     (default /tmp/fzb)
 #   -M SIZES    fzbench --mmap-sizes                         (default: fzbench's)
 #   -e          print every output file framed by "FZB: file-begin NAME" and
 #               "FZB: file-end NAME" lines (the VM's serial log is its only exit)
+#   -u          a third series, role U: DEV with fastzero's force_variant
+#               parameter set to "unrolled" (the movq loop /dev/zero uses), in
+#               the read workloads only: dd, fio seq-read-bs, fzbench read and
+#               readv; skipped (meta.txt says why) if the parameter is not
+#               writable.  The other series then run with force_variant=auto;
+#               the value found at the start is restored at exit.
 # Looks next to itself for dd.sh, fzbench (or ../build/fzbench), fio-jobs/
 # (or ../../fio-jobs) and bin/dd (a GNU dd; busybox dd prints no timing).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-quick=0 mode=native out=/tmp/fzb msizes='' emit=0
+quick=0 mode=native out=/tmp/fzb msizes='' emit=0 want_u=0
+fv=/sys/module/fastzero/parameters/force_variant
+# the fio job files that also run on role U
+u_jobs=seq-read-bs
 
 usage() {
-	sed -n '7,13p' "$0" >&2
+	sed -n '7,19p' "$0" >&2
 	exit 2
 }
 
-while getopts qm:o:M:eh opt; do
+while getopts qm:o:M:euh opt; do
 	case $opt in
 	q) quick=1 ;;
 	m) mode=$OPTARG ;;
 	o) out=$OPTARG ;;
 	M) msizes=$OPTARG ;;
 	e) emit=1 ;;
+	u) want_u=1 ;;
 	*) usage ;;
 	esac
 done
@@ -62,12 +72,33 @@ else
 	fio_reps=3 fio_rt=2 fz_args=''
 fi
 
+# role U: usable only if force_variant takes "unrolled" and "auto"
+unrolled=0 u_why='not asked (-u)' fv_start=''
+if [ "$want_u" = 1 ]; then
+	if [ ! -w "$fv" ]; then
+		u_why="$fv not writable (module not loaded, or no such parameter)"
+	elif ! fv_start=$(cat "$fv") || ! printf 'unrolled\n' 2>/dev/null >"$fv" ||
+		! printf 'auto\n' 2>/dev/null >"$fv"; then
+		u_why="$fv refused unrolled or auto"
+	else
+		unrolled=1 u_why=''
+	fi
+fi
+set_variant() {
+	printf '%s\n' "$1" >"$fv"
+}
+restore_variant() {
+	[ "$unrolled" = 0 ] || [ -z "$fv_start" ] || printf '%s\n' "$fv_start" >"$fv" || true
+}
+trap restore_variant EXIT
+trap 'exit 130' INT TERM
+
 jobs=''
 if [ -n "$jobdir" ] && command -v fio >/dev/null 2>&1; then
 	jobs=$(ls "$jobdir"/*.fio)
 fi
 njobs=$(echo "$jobs" | wc -w)
-total=$((2 + njobs * fio_reps))
+total=$((2 + njobs * fio_reps + unrolled))
 step=0
 
 progress() {
@@ -86,31 +117,60 @@ rm -f "$out"/*
 	echo "nproc=$(nproc 2>/dev/null || echo '?')"
 	echo "quick=$quick"
 	echo "dd=$dd"
+	echo "unrolled=$unrolled${u_why:+ ($u_why)}"
+	[ "$unrolled" = 0 ] || echo "force_variant_start=$fv_start"
+	if [ -r "${fv%/*}/clear_user_variant" ]; then
+		echo "clear_user_variant=$(cat "${fv%/*}/clear_user_variant")"
+	fi
 	echo "date=$(date +%Y%m%d-%H%M%S)"
 } >"$out/meta.txt"
 
-# 1. dd sweep: dd.sh interleaves the devices itself
-progress "dd sweep, 512..64M, $dev vs $ref"
+[ "$unrolled" = 0 ] || u_label=" vs $dev force_variant=unrolled"
+
+# 1. dd sweep: dd.sh interleaves the devices (and role U) itself
+progress "dd sweep, 512..64M, $dev vs $ref${u_label:-}"
+[ "$unrolled" = 0 ] || dd_args="$dd_args -u $fv"
 # shellcheck disable=SC2086 # dd_args is a list of options
 sh "$here/dd.sh" $dd_args -d "$dd" "$dev" "$ref" >"$out/dd.raw" 2>"$out/dd.err" || true
 
-# 2. fio: every job file, both devices, the order flipped every repetition
+# 2. fio: every job file, both devices (and role U for u_jobs), the order
+# flipped (rotated, with U) every repetition
 fio_one() {	# fio_one JOBFILE ROLE DEV REP
 	name=$(basename "$1" .fio)
 	fio --filename="$3" --time_based --runtime="$fio_rt" --output-format=json \
 		"$1" >"$out/fio-$name-$2-$4.json" 2>"$out/fio-$name-$2-$4.err" || true
 }
+fio_role() {	# fio_role JOBFILE ROLE REP
+	case $2 in
+	A)
+		[ "$unrolled" = 0 ] || set_variant auto
+		fio_one "$1" A "$dev" "$3"
+		;;
+	B) fio_one "$1" B "$ref" "$3" ;;
+	U)
+		set_variant unrolled
+		fio_one "$1" U "$dev" "$3"
+		set_variant auto
+		;;
+	esac
+}
 rep=1
 while [ "$rep" -le "$fio_reps" ]; do
 	for j in $jobs; do
-		progress "fio $(basename "$j") rep $rep (runtime ${fio_rt}s per job)"
-		if [ $((rep % 2)) -eq 1 ]; then
-			fio_one "$j" A "$dev" "$rep"
-			fio_one "$j" B "$ref" "$rep"
+		case " $u_jobs " in
+		*" $(basename "$j" .fio) "*) u=$unrolled ;;
+		*) u=0 ;;
+		esac
+		if [ "$u" = 1 ]; then
+			orders="A,B,U B,U,A U,A,B"
 		else
-			fio_one "$j" B "$ref" "$rep"
-			fio_one "$j" A "$dev" "$rep"
+			orders="A,B B,A"
 		fi
+		order=$(echo "$orders" | cut -d' ' -f$(((rep - 1) % $(echo "$orders" | wc -w) + 1)) | tr , ' ')
+		progress "fio $(basename "$j") rep $rep, $order (runtime ${fio_rt}s per job)"
+		for role in $order; do
+			fio_role "$j" "$role" "$rep"
+		done
 	done
 	rep=$((rep + 1))
 done
@@ -124,6 +184,18 @@ if [ -n "$fzbench" ]; then
 		>"$out/fzbench.txt" 2>"$out/fzbench.err" || true
 else
 	echo "fzbench not found" >"$out/fzbench.err"
+fi
+
+# 4. fzbench again, read and readv only, with force_variant=unrolled: its
+# /dev/fastzero samples are role U, interleaved with its own REF samples
+if [ "$unrolled" = 1 ] && [ -n "$fzbench" ]; then
+	progress "fzbench $fz_args --workloads read,readv, $dev force_variant=unrolled"
+	set_variant unrolled
+	# shellcheck disable=SC2086 # fz_args is empty or one option
+	"$fzbench" --dev "$dev" --ref "$ref" --mode "$mode" $fz_args \
+		--workloads read,readv --mmap-sizes 0 --csv "$out/fzbench-unrolled.csv" \
+		>"$out/fzbench-unrolled.txt" 2>"$out/fzbench-unrolled.err" || true
+	set_variant auto
 fi
 
 if [ "$emit" = 1 ]; then

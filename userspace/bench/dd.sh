@@ -2,7 +2,7 @@
 # dd.sh - dd(1) read throughput of two devices, interleaved, median + spread.
 #
 # usage: dd.sh [-r REPS] [-t TOTAL] [-c MAXCOUNT] [-b "512 4K ..."] [-d DD] [-s]
-#              DEV_A DEV_B
+#              [-u PARAM] DEV_A DEV_B
 #   -r REPS      repetitions per (block size, device)        (default 5)
 #   -t TOTAL     bytes per sample, e.g. 256M                  (default 256M)
 #   -c MAXCOUNT  cap on dd's count= (bounds the small sizes)  (default 131072)
@@ -10,17 +10,23 @@
 #   -d DD        the dd to run: it must print GNU dd's "... bytes ... copied,
 #                N s, X GB/s" line (busybox dd usually does not)  (default dd)
 #   -s           print the summary table instead of the raw samples
-# Raw output, one line per sample:  dd BS ROLE(A|B) DEV REP BYTES SECONDS GBPS
+#   -u PARAM     a third series, role U: DEV_A again with PARAM (fastzero's
+#                force_variant file) set to "unrolled"; PARAM is set to
+#                "auto" before every A sample and left at "auto"
+# Raw output, one line per sample:  dd BS ROLE(A|B|U) DEV REP BYTES SECONDS GBPS
 # Summary:  bs  A_GB/s  A_spread%  B_GB/s  B_spread%  ratio(A/B)
+#           [U_GB/s  U_spread%  ratio(U/B)]
+# The order of the roles rotates every repetition (A B U, B U A, U A B).
 # GB/s = 1e9 bytes/s, computed from dd's byte count and seconds (not its
 # rounded rate); spread = (max - min) / median.  POSIX sh: runs under bash
 # on the host and busybox sh in the VM guest.
 set -eu
 
 reps=5 total=256M maxcount=131072 sizes="512 4K 64K 1M 4M 16M 64M" dd=dd summary=0
+param=''
 
 usage() {
-	sed -n '4,13p' "$0" >&2
+	sed -n '4,16p' "$0" >&2
 	exit 2
 }
 
@@ -59,7 +65,7 @@ sample() {
 
 # summarize < raw lines
 summarize() {
-	awk -v a=A -v b=B -v order="$sizes" '
+	awk -v a=A -v b=B -v u="${param:+U}" -v order="$sizes" '
 		function stat(key,   n, i, j, t, v, med) {
 			n = cnt[key]
 			if (!n)
@@ -79,20 +85,30 @@ summarize() {
 			val[k, ++cnt[k]] = $8
 		}
 		END {
-			printf "%-6s %10s %8s %10s %8s %7s\n", "bs", "A_GB/s", "spread%", "B_GB/s", "spread%", "ratio"
+			printf "%-6s %10s %8s %10s %8s %7s", "bs", "A_GB/s", "spread%", "B_GB/s", "spread%", "ratio"
+			if (u != "")
+				printf " %10s %8s %7s", "U_GB/s", "spread%", "ratio"
+			printf "\n"
 			n = split(order, bss, " ")
 			for (i = 1; i <= n; i++) {
 				sa = stat(bss[i] SUBSEP a)
 				sb = stat(bss[i] SUBSEP b)
 				ra = mid[bss[i] SUBSEP a]; rb = mid[bss[i] SUBSEP b]
 				split(sa, pa, " "); split(sb, pb, " ")
-				printf "%-6s %10s %8s %10s %8s %7s\n", bss[i], pa[1], pa[2], pb[1], pb[2],
+				printf "%-6s %10s %8s %10s %8s %7s", bss[i], pa[1], pa[2], pb[1], pb[2],
 					(ra > 0 && rb > 0) ? sprintf("%.3f", ra / rb) : "n/a"
+				if (u != "") {
+					split(stat(bss[i] SUBSEP u), pu, " ")
+					ru = mid[bss[i] SUBSEP u]
+					printf " %10s %8s %7s", pu[1], pu[2],
+						(ru > 0 && rb > 0) ? sprintf("%.3f", ru / rb) : "n/a"
+				}
+				printf "\n"
 			}
 		}'
 }
 
-while getopts r:t:c:b:d:sh opt; do
+while getopts r:t:c:b:d:su:h opt; do
 	case $opt in
 	r) reps=$OPTARG ;;
 	t) total=$OPTARG ;;
@@ -100,6 +116,7 @@ while getopts r:t:c:b:d:sh opt; do
 	b) sizes=$OPTARG ;;
 	d) dd=$OPTARG ;;
 	s) summary=1 ;;
+	u) param=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -107,18 +124,43 @@ shift $((OPTIND - 1))
 [ $# -eq 2 ] || usage
 dev_a=$1 dev_b=$2
 
+# variant VALUE: write PARAM (-u) before an A or U sample
+variant() {
+	printf '%s\n' "$1" >"$param" || { echo "dd.sh: cannot set $param to $1" >&2; exit 1; }
+}
+
+# one ROLE BS REP
+one() {
+	case $1 in
+	A)
+		[ -z "$param" ] || variant auto
+		sample A "$dev_a" "$2" "$3"
+		;;
+	B) sample B "$dev_b" "$2" "$3" ;;
+	U)
+		variant unrolled
+		sample U "$dev_a" "$2" "$3"
+		variant auto
+		;;
+	esac
+}
+
 run() {
+	if [ -n "$param" ]; then
+		[ -w "$param" ] || { echo "dd.sh: $param is not writable" >&2; exit 1; }
+		orders="A,B,U B,U,A U,A,B"
+	else
+		orders="A,B B,A"
+	fi
+	norders=$(echo "$orders" | wc -w)
 	rep=1
 	while [ "$rep" -le "$reps" ]; do
+		# interleave, and rotate the order every repetition
+		order=$(echo "$orders" | cut -d' ' -f$(((rep - 1) % norders + 1)) | tr , ' ')
 		for bs in $sizes; do
-			# interleave, and flip the order every repetition
-			if [ $((rep % 2)) -eq 1 ]; then
-				sample A "$dev_a" "$bs" "$rep"
-				sample B "$dev_b" "$bs" "$rep"
-			else
-				sample B "$dev_b" "$bs" "$rep"
-				sample A "$dev_a" "$bs" "$rep"
-			fi
+			for role in $order; do
+				one "$role" "$bs" "$rep"
+			done
 		done
 		echo "[$rep/$reps] dd sweep ($sizes)" >&2
 		rep=$((rep + 1))
@@ -126,7 +168,7 @@ run() {
 }
 
 if [ "$summary" = 1 ]; then
-	echo "# dd.sh: A=$dev_a B=$dev_b reps=$reps total=$total"
+	echo "# dd.sh: A=$dev_a B=$dev_b${param:+ U=$dev_a with $param=unrolled} reps=$reps total=$total"
 	run | summarize
 else
 	run

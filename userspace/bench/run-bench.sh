@@ -14,6 +14,11 @@
 #      FZ_BENCH_MEM          guest memory (default: 3G quick, 4G TCG, 12G KVM)
 #      FZ_BENCH_MMAP         fzbench --mmap-sizes (default: 64M quick, 1G TCG,
 #                            1G,8G native/KVM)
+#      FZ_BENCH_UNROLLED     the third series, /dev/fastzero with its
+#                            force_variant parameter set to "unrolled" (the
+#                            movq loop /dev/zero uses), in the read workloads:
+#                            auto (default: under TCG only), 1 (always, if the
+#                            parameter is writable) or 0 (never)
 #      FZ_RESULTS            output dir (default results/)
 # Output: table on stdout, <date>-<host>-<kernel>-<mode>.{csv,svg,png} in
 # FZ_RESULTS, the raw outputs in the matching -raw/ directory; TCG adds
@@ -76,6 +81,11 @@ pick_mode() {
 # collect.sh options for this mode
 collect_opts() {
 	local mode=$1 mmap
+	case ${FZ_BENCH_UNROLLED:-auto} in
+	1) printf '%s\n' -u ;;
+	0) ;;
+	*) [[ $mode != tcg ]] || printf '%s\n' -u ;;	# auto (main checks)
+	esac
 	if [[ $QUICK == 1 ]]; then
 		mmap=${FZ_BENCH_MMAP:-64M}
 		printf '%s\n' -q
@@ -115,7 +125,7 @@ run_vm() {	# run_vm MODE RAWDIR
 	make_payload "$payload"
 	mapfile -t opts < <(collect_opts "$mode")
 	if [[ $QUICK == 1 ]]; then
-		mem=3G tmo=240
+		mem=3G tmo=300
 	elif [[ $mode == tcg ]]; then
 		mem=4G tmo=1500
 	else
@@ -137,15 +147,22 @@ run_vm() {	# run_vm MODE RAWDIR
 	[[ -s $raw/meta.txt ]] || die "no results in $log (run-vm.sh status $rc)"
 }
 
-tcg_warning() {	# on stdout, next to the table
+tcg_warning() {	# tcg_warning RAWDIR: on stdout, next to the table
 	loud "WARNING: mode TCG - these numbers measure QEMU's software emulation," \
 		"not the hardware (TCG runs rep stosb ~8x slower than a movq loop, the" \
 		"opposite of real CPUs). Do not tune on them; see the native clearbench below." 2>&1
+	if [[ $(sed -n 's/^unrolled=//p' "$1/meta.txt") == 1 ]]; then
+		echo "# unrl/u.ratio: $DEV with force_variant=unrolled, /dev/zero's own movq loop, so u.ratio vs $REF isolates fastzero's 2 MiB chunks and read path from TCG's slow rep stosb."
+	fi
 }
 
 main() {
 	local mode kver host stamp base raw
 	need_pkgs gcc make fio gnuplot-nox jq
+	case ${FZ_BENCH_UNROLLED:-auto} in
+	auto | 0 | 1) ;;
+	*) die "FZ_BENCH_UNROLLED must be auto, 1 or 0" ;;
+	esac
 	mode=$(pick_mode)
 	case $mode in
 	native) loud "MODE: NATIVE - module loaded into the running kernel $(uname -r)" ;;
@@ -168,9 +185,9 @@ main() {
 	mv "$raw" "$base-raw"
 	[[ ! -e $raw.vm.log ]] || mv "$raw.vm.log" "$base-raw/vm.log"
 	[[ ! -e $raw.vm.log.qemu-stderr ]] || mv "$raw.vm.log.qemu-stderr" "$base-raw/qemu-stderr.txt"
-	[[ $mode != tcg ]] || tcg_warning
+	[[ $mode != tcg ]] || tcg_warning "$base-raw"
 	"$BENCH_DIR/report.sh" "$base-raw" "$base"
-	[[ $mode != tcg ]] || tcg_warning
+	[[ $mode != tcg ]] || tcg_warning "$base-raw"
 	if [[ $mode == tcg ]]; then
 		loud "real hardware: the driver's clear loops in userspace (clearbench, mode native)" 2>&1
 		QUICK=$QUICK CLEARBENCH=$US_DIR/build/clearbench \
