@@ -47,6 +47,24 @@
 	FZ_EXTABLE \user, 17b, \fixup
 .endm
 
+/*
+ * The byte tail: %rcx bytes from %rdi, entered at \tail; \byte is where a
+ * faulting wide store restarts.  A fault here ends the loop with the exact
+ * count left in %rcx.
+ */
+.macro FZ_BYTES user, tail, byte
+\tail:
+	testq	%rcx, %rcx
+	jz	.Ldone\@
+\byte:
+19:	movb	%al, (%rdi)
+	incq	%rdi
+	decq	%rcx
+	jnz	\byte
+.Ldone\@:
+	FZ_EXTABLE \user, 19b, .Ldone\@
+.endm
+
 /* Unrolled stores: 64 bytes a round, then 8, then 1. */
 .macro FZ_UNROLLED_BODY user
 	cmpq	$64, %rcx
@@ -61,17 +79,8 @@
 	subl	$8, %ecx
 	cmpl	$8, %ecx
 	jae	.Lword\@
-.Ltail\@:
-	testq	%rcx, %rcx
-	jz	.Ldone\@
-.Lbyte\@:
-19:	movb	%al, (%rdi)
-	incq	%rdi
-	decq	%rcx
-	jnz	.Lbyte\@
-.Ldone\@:
 	FZ_EXTABLE \user, 18b, .Lbyte\@
-	FZ_EXTABLE \user, 19b, .Ldone\@
+	FZ_BYTES \user, .Ltail\@, .Lbyte\@
 .endm
 
 /* rep stosq for the qwords, then the byte tail. */
@@ -87,17 +96,8 @@
 .Lqfault\@:
 	leaq	(%rdx, %rcx, 8), %rcx
 .endif
-.Ltail\@:
-	testq	%rcx, %rcx
-	jz	.Ldone\@
-.Lbyte\@:
-21:	movb	%al, (%rdi)
-	incq	%rdi
-	decq	%rcx
-	jnz	.Lbyte\@
-.Ldone\@:
 	FZ_EXTABLE \user, 20b, .Lqfault\@
-	FZ_EXTABLE \user, 21b, .Ldone\@
+	FZ_BYTES \user, .Ltail\@, .Lbyte\@
 .endm
 
 /* rep stosb for every length: exact on a fault by construction. */
