@@ -3,7 +3,9 @@
 #
 # Env knobs:
 #   FZ_KERNELS     kernel ids (default "6.1 6.12 7"); every one is required:
-#                  one that cannot be fetched/built counts as a failure
+#                  one that cannot be fetched/built counts as a failure.
+#                  Optional "6.12-debug": KASAN/kmemleak/lockdep kernel built
+#                  by debug-kernel.sh (~15 min once); give it FZ_VM_TIMEOUT=1500
 #   FZ_CPUS        QEMU -cpu models (default "max max,-erms")
 #   FZ_VM_TIMEOUT  seconds per boot (default 300)
 #   FZ_MODULE_SRC  tree with Kbuild + driver/ (default: the repo)
@@ -214,6 +216,31 @@ check_tap() {
 	fi
 }
 
+# check_debug LOG: debug kernels only (the guest printed the markers): the
+# kmemleak scans after the suite and rmmod report nothing, and lockdep is still
+# armed at the end (a lockdep report turns it off: debug_locks=0).
+check_debug() {
+	local log=$1 leaks dl
+	if grep -q '^FZ: kmemleak-begin' "$log"; then
+		leaks=$(sed -n '/^FZ: kmemleak-begin/,/^FZ: kmemleak-end/p' "$log" | sed '1d;/^FZ: kmemleak-end/d')
+		if [[ -z $leaks ]] && grep -q '^FZ: kmemleak-end' "$log"; then
+			result ok "kmemleak: no leaks after the suite and rmmod"
+		else
+			result fail "kmemleak: no leaks after the suite and rmmod" \
+				"$(grep -c '^unreferenced object' <<<"$leaks" || true) suspects:"
+			printf '%s\n' "$leaks" | head -n 60 | sed 's/^/        /'
+		fi
+	fi
+	dl=$(sed -n 's/^FZ: debug_locks //p' "$log" | head -n1)
+	if [[ -n $dl ]]; then
+		if [[ $dl == 1 ]]; then
+			result ok "lockdep still armed at the end (debug_locks=1)"
+		else
+			result fail "lockdep still armed at the end" "debug_locks=$dl: lockdep reported and turned off"
+		fi
+	fi
+}
+
 # boot_one KID KVER CPU KO PAYLOAD
 boot_one() {
 	local kid=$1 kver=$2 cpu=$3 ko=$4 payload=$5 log rc=0 f0=$FAILED p0=$PASSED
@@ -268,6 +295,7 @@ $GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"
 			result fail "dmesg clean" "no dmesg captured"
 		fi
 	fi
+	check_debug "$log"
 	printf '  suite: %d ok (%d skipped), %d not ok\n' "$TAP_OK" "$TAP_SKIP" "$TAP_NOT"
 	printf '  log: %s\n' "$log"
 	SUMMARY+=("$(printf '%-5s %-22s %-10s %4d passed, %d failed' "$kid" "$kver" "$cpu" \

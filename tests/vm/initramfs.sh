@@ -34,6 +34,17 @@ grep -qw erms /proc/cpuinfo && erms=1
 grep -qw rep_good /proc/cpuinfo && rep_good=1
 grep -qw fsrm /proc/cpuinfo && fsrm=1
 echo "FZ: cpuflags erms=$erms rep_good=$rep_good fsrm=$fsrm"
+# Debug kernels: forget the leak suspects from boot (two scans: kmemleak only
+# reports an object unchanged since the previous scan), so that the scan after
+# rmmod reports what was leaked while the module was in.
+kml=/sys/kernel/debug/kmemleak
+if [ -w $kml ]; then
+	t0=$(date +%s)
+	echo scan >$kml
+	echo scan >$kml
+	echo "FZ: kmemleak boot suspects cleared: $(grep -c '^unreferenced object' $kml) ($(($(date +%s) - t0)) s)"
+	echo clear >$kml
+fi
 if [ -f /fastzero.ko ]; then
 	echo "fastzero-harness: insmod" >/dev/kmsg
 	if insmod /fastzero.ko; then echo "FZ: insmod ok"; else echo "FZ: insmod failed"; fi
@@ -52,10 +63,15 @@ if [ -f /fastzero.ko ]; then
 	if ! grep -q '^fastzero ' /proc/modules; then echo "FZ: rmmod skipped (not loaded)"
 	elif rmmod fastzero; then echo "FZ: rmmod ok"; else echo "FZ: rmmod failed"; fi
 fi
-if [ -w /sys/kernel/debug/kmemleak ]; then
-	echo scan >/sys/kernel/debug/kmemleak
-	cat /sys/kernel/debug/kmemleak
+if [ -w $kml ]; then
+	echo scan >$kml
+	echo scan >$kml
+	echo "FZ: kmemleak-begin"
+	cat $kml
+	echo "FZ: kmemleak-end"
 fi
+[ ! -r /proc/lockdep_stats ] ||
+	echo "FZ: debug_locks $(sed -n 's/^ *debug_locks: *//p' /proc/lockdep_stats)"
 echo "FZ: dmesg-begin"
 dmesg
 echo "FZ: dmesg-end"

@@ -10,6 +10,8 @@
 # (FZ_CHROOT is empty, headers go to /usr/src via apt). The newest version that has
 # both an image package and a headers package wins. A resolved id is remembered in
 # $FZ_CACHE/kernels/<id>.env; set FZ_REFRESH=1 to look for a newer version.
+# Id 6.12-debug is a debug kernel (KASAN, kmemleak, lockdep) built locally by
+# debug-kernel.sh: VMLINUZ is its bzImage and KDIR its build tree.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -176,9 +178,28 @@ fz_fetch() {
 	)
 }
 
+# fz_debug_resolve ID: "6.12-debug", a KASAN/kmemleak/lockdep kernel built from
+# Debian's linux-source-6.12 by debug-kernel.sh (first use: ~15 min compile).
+fz_debug_resolve() {
+	local out
+	[[ $1 == 6.12-debug ]] || fz_die "no debug kernel recipe for id '$1' (only 6.12-debug)"
+	out=$("$FZ_VM_DIR/debug-kernel.sh") || fz_die "debug kernel $1 could not be built"
+	KID=$1
+	KVER=$(sed -n 's/^KVER=//p' <<<"$out")
+	VMLINUZ=$(sed -n 's/^VMLINUZ=//p' <<<"$out")
+	KDIR=$(sed -n 's/^KDIR=//p' <<<"$out")
+	FZ_CHROOT=
+	[[ -n $KVER && -s $VMLINUZ && -f $KDIR/Makefile ]] || fz_die "debug kernel $1: bad build output"
+	export KID KVER VMLINUZ KDIR FZ_CHROOT
+}
+
 # fz_kernel_resolve ID: sets KID KVER VMLINUZ KDIR FZ_CHROOT (exported).
 fz_kernel_resolve() {
 	local id=$1 where=host envf ver=''
+	if [[ $id == *-debug ]]; then
+		fz_debug_resolve "$id"
+		return 0
+	fi
 	[[ $id =~ ^[0-9]+(\.[0-9]+)*$ ]] || fz_die "bad kernel id '$id'"
 	((${id%%.*} >= FZ_SID_MIN_MAJOR)) && where=sid
 	envf=$FZ_CACHE/kernels/$id.env

@@ -5,7 +5,7 @@
 #   tests/vm/run-vm.sh --kernel <id> --cpu <qemu -cpu string> --payload <host dir> \
 #       --cmd '<shell command>' --log <file> [--mem 2G] [--smp 2] [--timeout SEC] \
 #       [--module <ko> | --no-module] [--no-fio] [--append '<extra kernel args>']
-#   <id>      kernel id: 6.1, 6.12, 7 (see kernels.sh; fetched into $FZ_CACHE on first use)
+#   <id>      kernel id: 6.1, 6.12, 7, 6.12-debug (see kernels.sh; fetched/built into $FZ_CACHE on first use)
 #   --cpu     e.g. "max" (ERMS+REP_GOOD) or "max,-erms" (REP_GOOD only)
 #   --module  use this .ko instead of building the repo's driver/ for <id> (W=1)
 #   --no-module  boot without loading anything (baseline runs against /dev/zero)
@@ -21,6 +21,9 @@
 #     FZ: pages-variant <clear_pages_variant>   (if the module exposes it)
 #     ... the cmd's stdout/stderr ...
 #     FZ: rmmod ok | FZ: rmmod failed | FZ: rmmod skipped (not loaded)
+#     FZ: kmemleak-begin / <leak reports> / FZ: kmemleak-end  (kernels with
+#         kmemleak: two scans after rmmod; boot-time suspects cleared before insmod)
+#     FZ: debug_locks <0|1>                     (lockdep kernels: 1 = still armed)
 #     FZ: dmesg-begin / <dmesg> / FZ: dmesg-end  (the kernel log has the line
 #         "fastzero-harness: insmod" written to /dev/kmsg just before insmod)
 #     FZ: done rc=<cmd exit status>
