@@ -11,12 +11,24 @@ FZ_CACHE=${FZ_CACHE:-/var/cache/fastzero}
 CP_DIR=$FZ_CACHE/checkpatch
 rc=0
 
+# apt_install PKG: install, refreshing the package lists once if needed.
+apt_install() {
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1 ||
+		{ apt-get update -qq >/dev/null 2>&1 &&
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null; }
+}
+
+newest_linux_source() {
+	apt-cache search --names-only '^linux-source-[0-9.]+$' |
+		awk '{print $1}' | sort -V | tail -n 1
+}
+
 # Fetch checkpatch.pl and the files it reads from the newest linux-source.
 fetch_checkpatch() {
 	local pkg tmp
 	[[ -x $CP_DIR/scripts/checkpatch.pl ]] && return 0
-	pkg=$(apt-cache search --names-only '^linux-source-[0-9.]+$' |
-		awk '{print $1}' | sort -V | tail -n 1)
+	pkg=$(newest_linux_source)
+	[[ -n $pkg ]] || { apt-get update -qq >/dev/null 2>&1; pkg=$(newest_linux_source); }
 	[[ -n $pkg ]] || return 1
 	tmp=$(mktemp -d)
 	(cd "$tmp" && apt-get download -qq "$pkg" 2>/dev/null) || { rm -rf "$tmp"; return 1; }
@@ -57,8 +69,7 @@ lint_checkpatch() {
 
 lint_shellcheck() {
 	local out
-	command -v shellcheck >/dev/null ||
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null
+	command -v shellcheck >/dev/null || apt_install shellcheck
 	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/vm/*.sh \
 		userspace/bench/*.sh .ci/run 2>&1) || true
 	[[ -z $out ]] || printf '%s\n' "$out" | sed 's/^/# /'
