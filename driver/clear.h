@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* clear.h - ALTERNATIVE-selected clear_user() and clear_pages() over the loops in clear_loops.S. */
+/* clear.h - the ALTERNATIVE-selected clear_user() over the loops in clear_loops.S. */
 #ifndef _FASTZERO_CLEAR_H
 #define _FASTZERO_CLEAR_H
 
@@ -120,71 +120,5 @@ static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
 	}
 	return n;
 }
-
-#if FZ_HAVE_KERNEL_CLEAR_PAGES
-
-/* The kernel's own clear_pages() (7.0+); see compat.h. */
-#define FZ_CLEAR_PAGES_KERNEL	1
-
-static inline void fz_clear_pages(void *addr, unsigned int npages)
-{
-	clear_pages(addr, npages);
-}
-
-#else
-
-#define FZ_CLEAR_PAGES_KERNEL	0
-
-/*
- * The module's clear_pages(), the same choice mainline makes for its own:
- *  - unrolled:  no REP_GOOD, rep stos is slow.
- *  - rep_stosq: REP_GOOD; the length is a multiple of 8, no tail.
- *  - rep_stosb: ERMS; for page-sized runs rep stosb is the fast string
- *               operation, no short-length concern.
- */
-#define FZ_CLEAR_PAGES_ALTERNATIVE(unrolled, stosq, stosb)		\
-	ALTERNATIVE_2(unrolled,						\
-		      stosq, X86_FEATURE_REP_GOOD,			\
-		      stosb, X86_FEATURE_ERMS)
-
-/**
- * fz_clear_pages() - zero a contiguous run of kernel pages in one call
- * @addr: kernel virtual address of the first page
- * @npages: number of pages
- *
- * Like mainline's clear_pages(): one string operation over the whole
- * extent, so the CPU sees the full length (rep stos picks its protocol by
- * length).  No fault handling: kernel addresses only.  The caller bounds
- * the extent so that one call stays short enough not to need a
- * cond_resched().
- */
-static inline void fz_clear_pages(void *addr, unsigned int npages)
-{
-	unsigned long len = (unsigned long)npages << PAGE_SHIFT;
-
-	FZ_LOOP_ASM(FZ_CLEAR_PAGES_ALTERNATIVE("call fz_clear_unrolled",
-					       "call fz_clear_stosq",
-					       "call fz_clear_stosb"),
-		    addr, len, ASM_CALL_CONSTRAINT);
-}
-
-/**
- * fz_clear_pages_selected() - the clear_pages loop the alternatives chose
- *
- * Return: FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ or FZ_LOOP_STOSB.
- */
-static inline enum fz_loop fz_clear_pages_selected(void)
-{
-	unsigned int loop;
-
-	asm(FZ_CLEAR_PAGES_ALTERNATIVE("movl %1, %0", "movl %2, %0",
-				       "movl %3, %0")
-	    : "=r" (loop)
-	    : "i" (FZ_LOOP_UNROLLED), "i" (FZ_LOOP_STOSQ),
-	      "i" (FZ_LOOP_STOSB));
-	return loop;
-}
-
-#endif /* FZ_HAVE_KERNEL_CLEAR_PAGES */
 
 #endif /* _FASTZERO_CLEAR_H */

@@ -4,9 +4,9 @@
 #include "clear_loops.h"
 
 /*
- * Each loop is written once, as a macro body taking \user: 0 builds the
- * kernel-address (and userspace) flavour, 1 the user-access flavour with
- * STAC/CLAC and an exception-table entry on every store.  A fault on a wide
+ * Each loop is written once, as a macro body taking \user: 1 builds the
+ * module's user-access flavour, with STAC/CLAC and an exception-table entry
+ * on every store; 0 the plain flavour clearbench times in userspace.  A fault on a wide
  * store restarts at the byte loop from the current %rdi, which then faults
  * on exactly the first inaccessible byte: the count returned in %rcx is exact,
  * like the kernel's clear_user() (a few bytes may be stored twice; harmless).
@@ -146,18 +146,18 @@ SYM_FUNC_END(\name)
 .endm
 
 	.text
-FZ_LOOP_FUNC fz_clear_unrolled, FZ_UNROLLED_BODY, 0
-FZ_LOOP_FUNC fz_clear_stosq, FZ_STOSQ_BODY, 0
-FZ_LOOP_FUNC fz_clear_erms, FZ_ERMS_BODY, 0
-FZ_LOOP_FUNC fz_clear_stosb, FZ_STOSB_BODY, 0
-FZ_LOOP_FUNC fz_clear_nt, FZ_NT_BODY, 0
-
 #if FZ_USER_VARIANTS
 FZ_LOOP_FUNC fz_clear_user_unrolled, FZ_UNROLLED_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_stosq, FZ_STOSQ_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_erms, FZ_ERMS_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_stosb, FZ_STOSB_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_nt, FZ_NT_BODY, 1
+#else
+FZ_LOOP_FUNC fz_clear_unrolled, FZ_UNROLLED_BODY, 0
+FZ_LOOP_FUNC fz_clear_stosq, FZ_STOSQ_BODY, 0
+FZ_LOOP_FUNC fz_clear_erms, FZ_ERMS_BODY, 0
+FZ_LOOP_FUNC fz_clear_stosb, FZ_STOSB_BODY, 0
+FZ_LOOP_FUNC fz_clear_nt, FZ_NT_BODY, 0
 #endif
 
 	.data

@@ -11,9 +11,9 @@
  *   out: %rcx = bytes left uncleared (non-zero only after a user fault)
  *   clobbers: %rax, %rdx, %rdi, flags; no stack use beyond the return address.
  *
- * The fz_clear_user_*() entry points are the same loops bracketed by STAC/CLAC
- * with an exception-table entry on every store; they exist only in the
- * kernel build.
+ * The module assembles the fz_clear_user_*() entry points: the loops
+ * bracketed by STAC/CLAC with an exception-table entry on every store.
+ * Userspace assembles the same loops as plain fz_clear_*() functions.
  */
 #ifndef _FASTZERO_CLEAR_LOOPS_H
 #define _FASTZERO_CLEAR_LOOPS_H

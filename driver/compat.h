@@ -6,21 +6,11 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
 #include <linux/splice.h>
 #include <linux/uio.h>
 #include <asm/cpufeatures.h>
 #include <asm/page.h>
-
-/*
- * clear_pages(): mainline 7.0 added an ALTERNATIVE-selected multi-page clear
- * and announces it with "#define clear_pages clear_pages".  Use it where it
- * exists; clear.h provides the module's own equivalent elsewhere.
- */
-#ifdef clear_pages
-#define FZ_HAVE_KERNEL_CLEAR_PAGES	1
-#else
-#define FZ_HAVE_KERNEL_CLEAR_PAGES	0
-#endif
 
 /*
  * splice_read: 6.5 replaced generic_file_splice_read() (which drives
@@ -56,6 +46,36 @@ static inline size_t fz_iter_user_len(const struct iov_iter *i)
 	if (iter_is_ubuf(i))
 		return i->count;
 	return min(i->count, fz_iter_iov(i)->iov_len - i->iov_offset);
+}
+
+/*
+ * Hand a VMA to a file's own mmap.  6.x: call_mmap(), shmem has ->mmap.
+ * 7.x: vfs_mmap(), which runs shmem's ->mmap_prepare through
+ * compat_vma_mmap().
+ */
+static inline int fz_call_mmap(struct file *file, struct vm_area_struct *vma)
+{
+#ifdef FZ_HAVE_VFS_MMAP
+	return vfs_mmap(file, vma);
+#else
+	return call_mmap(file, vma);
+#endif
+}
+
+/*
+ * A new unlinked shmem file on @mnt for @vma, commit-charged unless the VMA
+ * is VM_NORESERVE.  7.x passes the flags as a vma_flags_t bitmap.
+ */
+static inline struct file *fz_shmem_file(struct vfsmount *mnt,
+					 const char *name, loff_t size,
+					 struct vm_area_struct *vma)
+{
+#ifdef FZ_HAVE_SHMEM_VMA_FLAGS
+	return shmem_file_setup_with_mnt(mnt, name, size,
+					 legacy_to_vma_flags(vma->vm_flags));
+#else
+	return shmem_file_setup_with_mnt(mnt, name, size, vma->vm_flags);
+#endif
 }
 
 /* 6.3 made vma->vm_flags read-only outside the vm_flags_*() helpers. */

@@ -6,7 +6,7 @@
 #include <linux/fs.h>
 #include <linux/sizes.h>
 #include <linux/types.h>
-#include <asm/pgtable_types.h>
+#include <asm/page.h>
 
 /*
  * Bytes cleared between signal/reschedule checks.  /dev/zero uses PAGE_SIZE;
@@ -27,13 +27,20 @@
 /* force_variant: negative means "use what the alternatives selected". */
 #define FZ_LOOP_AUTO		(-1)
 
-/* The largest MAP_SHARED extent: one PMD's worth of pages. */
-#define FZ_MAX_ORDER		(PMD_SHIFT - PAGE_SHIFT)
+/* The huge= policies of the tmpfs mount behind MAP_SHARED (mm/shmem.c). */
+enum fz_shared_huge {
+	FZ_SHARED_HUGE_NEVER,
+	FZ_SHARED_HUGE_ALWAYS,
+	FZ_SHARED_HUGE_WITHIN_SIZE,
+	FZ_SHARED_HUGE_ADVISE,
+	FZ_NR_SHARED_HUGE,
+};
 
 extern unsigned long fz_chunk_size;
 extern unsigned long fz_nt_threshold;
-extern unsigned int fz_max_extent_order;
 extern int fz_forced_loop;
+extern int fz_shared_huge;
+extern const char * const fz_shared_huge_names[FZ_NR_SHARED_HUGE];
 
 /* read.c */
 ssize_t fz_read(struct file *file, char __user *buf, size_t count,
@@ -41,6 +48,8 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter);
 
 /* mmap.c */
+int fz_shmem_mount(void);
+void fz_shmem_unmount(void);
 int fz_mmap(struct file *file, struct vm_area_struct *vma);
 unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,

@@ -6,13 +6,14 @@
  * discarded, seeks always land at 0, and mmap() gives zero-filled memory.
  * It is faster because reads clear user memory in large chunks with the
  * string instruction the CPU does best (clear.h), and shared mappings are
- * cleared an extent at a time with clear_pages() (mmap.c).
+ * shmem in transparent huge pages (mmap.c).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/pipe_fs_i.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/splice.h>
@@ -44,6 +45,34 @@ static ssize_t fz_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	return count;
 }
 
+/*
+ * splice_write_null() of drivers/char/mem.c: consume the pipe, copy
+ * nothing.  splice_from_pipe() is not exported, so its body is spelled out
+ * around the exported __splice_from_pipe().
+ */
+static int fz_pipe_to_null(struct pipe_inode_info *info, struct pipe_buffer *buf,
+			   struct splice_desc *sd)
+{
+	return sd->len;
+}
+
+static ssize_t fz_splice_write(struct pipe_inode_info *pipe, struct file *out,
+			       loff_t *ppos, size_t len, unsigned int flags)
+{
+	struct splice_desc sd = {
+		.total_len = len,
+		.flags = flags,
+		.pos = *ppos,
+		.u.file = out,
+	};
+	ssize_t ret;
+
+	pipe_lock(pipe);
+	ret = __splice_from_pipe(pipe, &sd, fz_pipe_to_null);
+	pipe_unlock(pipe);
+	return ret;
+}
+
 static loff_t fz_llseek(struct file *file, loff_t offset, int orig)
 {
 	file->f_pos = 0;
@@ -59,7 +88,7 @@ static const struct file_operations fz_fops = {
 	.write			= fz_write,
 	.write_iter		= fz_write_iter,
 	.splice_read		= fz_splice_read,
-	.splice_write		= iter_file_splice_write,
+	.splice_write		= fz_splice_write,
 	.mmap			= fz_mmap,
 	.get_unmapped_area	= fz_get_unmapped_area,
 };
@@ -138,58 +167,55 @@ module_param_cb(force_variant, &fz_force_variant_ops, NULL, 0644);
 MODULE_PARM_DESC(force_variant,
 		 "Clear loop for reads: auto (as patched), unrolled, rep_stosq, erms, rep_stosb or nt");
 
-/* max_extent_order: the largest extent a MAP_SHARED fault allocates. */
-static int fz_max_extent_order_set(const char *val,
-				   const struct kernel_param *kp)
+/* shared_huge: the huge= policy of the tmpfs behind MAP_SHARED, set at load. */
+static int fz_shared_huge_set(const char *val, const struct kernel_param *kp)
 {
-	return param_set_uint_minmax(val, kp, 0, FZ_MAX_ORDER);
+	int huge = sysfs_match_string(fz_shared_huge_names, val);
+
+	if (huge < 0)
+		return huge;
+	fz_shared_huge = huge;
+	return 0;
 }
 
-static const struct kernel_param_ops fz_max_extent_order_ops = {
-	.set	= fz_max_extent_order_set,
-	.get	= param_get_uint,
+static int fz_shared_huge_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", fz_shared_huge_names[fz_shared_huge]);
+}
+
+static const struct kernel_param_ops fz_shared_huge_ops = {
+	.set	= fz_shared_huge_set,
+	.get	= fz_shared_huge_get,
 };
 
-module_param_cb(max_extent_order, &fz_max_extent_order_ops,
-		&fz_max_extent_order, 0644);
-MODULE_PARM_DESC(max_extent_order,
-		 "Largest MAP_SHARED extent as a page order, 0 to PMD order (default)");
+module_param_cb(shared_huge, &fz_shared_huge_ops, NULL, 0444);
+MODULE_PARM_DESC(shared_huge,
+		 "Huge pages for MAP_SHARED, as tmpfs huge=: never, always, within_size (default) or advise");
 
-/* clear_user_variant, clear_pages_variant: what the alternatives chose. */
+/*
+ * Parameters that only report what the module chose.  parse_one() calls
+ * ->set for a value given at load time without checking that there is one,
+ * so each has a ->set, and it refuses.
+ */
+static int fz_param_set_report(const char *val, const struct kernel_param *kp)
+{
+	return -EINVAL;
+}
+
+/* clear_user_variant: what the alternatives chose. */
 static int fz_clear_user_variant_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf, "%s\n", fz_loop_names[fz_clear_user_selected()]);
 }
 
 static const struct kernel_param_ops fz_clear_user_variant_ops = {
+	.set	= fz_param_set_report,
 	.get	= fz_clear_user_variant_get,
 };
 
 module_param_cb(clear_user_variant, &fz_clear_user_variant_ops, NULL, 0444);
 MODULE_PARM_DESC(clear_user_variant,
-		 "clear_user loop selected by the alternatives at load time");
-
-static const char *fz_clear_pages_name(void)
-{
-#if FZ_CLEAR_PAGES_KERNEL
-	return "kernel";
-#else
-	return fz_loop_names[fz_clear_pages_selected()];
-#endif
-}
-
-static int fz_clear_pages_variant_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%s\n", fz_clear_pages_name());
-}
-
-static const struct kernel_param_ops fz_clear_pages_variant_ops = {
-	.get	= fz_clear_pages_variant_get,
-};
-
-module_param_cb(clear_pages_variant, &fz_clear_pages_variant_ops, NULL, 0444);
-MODULE_PARM_DESC(clear_pages_variant,
-		 "clear_pages loop for mmap: kernel (native clear_pages()) or the one the alternatives selected");
+		 "clear_user loop selected by the alternatives at load time (read-only)");
 
 module_param_named(erms_threshold, fz_erms_threshold, ulong, 0444);
 MODULE_PARM_DESC(erms_threshold,
@@ -199,18 +225,24 @@ static int __init fz_init(void)
 {
 	int ret;
 
-	ret = misc_register(&fz_misc);
+	ret = fz_shmem_mount();
 	if (ret)
 		return ret;
-	pr_info("clear_user: %s (erms_threshold %lu), clear_pages: %s, chunk %lu\n",
+	ret = misc_register(&fz_misc);
+	if (ret) {
+		fz_shmem_unmount();
+		return ret;
+	}
+	pr_info("clear_user: %s (erms_threshold %lu), chunk %lu, shared huge=%s\n",
 		fz_loop_names[fz_clear_user_selected()], fz_erms_threshold,
-		fz_clear_pages_name(), fz_chunk_size);
+		fz_chunk_size, fz_shared_huge_names[fz_shared_huge]);
 	return 0;
 }
 
 static void __exit fz_exit(void)
 {
 	misc_deregister(&fz_misc);
+	fz_shmem_unmount();
 }
 
 module_init(fz_init);

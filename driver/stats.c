@@ -40,11 +40,7 @@ FZ_STAT_ATTR(read_calls, FZ_STAT_READ_CALLS);
 FZ_STAT_ATTR(read_bytes, FZ_STAT_READ_BYTES);
 FZ_STAT_ATTR(read_faults, FZ_STAT_READ_FAULTS);
 FZ_STAT_ATTR(read_signals, FZ_STAT_READ_SIGNALS);
-FZ_STAT_ATTR(shared_objects, FZ_STAT_SHARED_OBJECTS);
-FZ_STAT_ATTR(shared_pages, FZ_STAT_SHARED_PAGES);
-FZ_STAT_ATTR(shared_faults, FZ_STAT_SHARED_FAULTS);
-FZ_STAT_ATTR(shared_extents, FZ_STAT_SHARED_EXTENTS);
-FZ_STAT_ATTR(shared_huge_extents, FZ_STAT_SHARED_HUGE);
+FZ_STAT_ATTR(shared_maps, FZ_STAT_SHARED_MAPS);
 FZ_STAT_ATTR(private_maps, FZ_STAT_PRIVATE_MAPS);
 
 static struct attribute *fz_stats_attrs[] = {
@@ -52,11 +48,7 @@ static struct attribute *fz_stats_attrs[] = {
 	&fz_stat_attr_read_bytes.attr.attr,
 	&fz_stat_attr_read_faults.attr.attr,
 	&fz_stat_attr_read_signals.attr.attr,
-	&fz_stat_attr_shared_objects.attr.attr,
-	&fz_stat_attr_shared_pages.attr.attr,
-	&fz_stat_attr_shared_faults.attr.attr,
-	&fz_stat_attr_shared_extents.attr.attr,
-	&fz_stat_attr_shared_huge_extents.attr.attr,
+	&fz_stat_attr_shared_maps.attr.attr,
 	&fz_stat_attr_private_maps.attr.attr,
 	NULL,
 };

@@ -11,11 +11,7 @@ enum fz_stat {
 	FZ_STAT_READ_BYTES,	/* bytes zeroed by reads */
 	FZ_STAT_READ_FAULTS,	/* reads cut short by a user fault */
 	FZ_STAT_READ_SIGNALS,	/* reads cut short by a pending signal */
-	FZ_STAT_SHARED_OBJECTS,	/* live MAP_SHARED objects */
-	FZ_STAT_SHARED_PAGES,	/* live pages held by MAP_SHARED objects */
-	FZ_STAT_SHARED_FAULTS,	/* page faults served on MAP_SHARED mappings */
-	FZ_STAT_SHARED_EXTENTS,	/* extents allocated and cleared */
-	FZ_STAT_SHARED_HUGE,	/* ... of which PMD-sized */
+	FZ_STAT_SHARED_MAPS,	/* MAP_SHARED mmap() calls (shmem objects made) */
 	FZ_STAT_PRIVATE_MAPS,	/* MAP_PRIVATE mmap() calls */
 	FZ_NR_STATS,
 };
