@@ -674,3 +674,22 @@ long fz_sysfs_long(const char *dir, const char *name)
 		return -1;
 	return atol(val);
 }
+
+long fz_file_long(const char *file, const char *key)
+{
+	char buf[8192], *p;
+	ssize_t n;
+	int fd = open(file, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (!key)
+		return atol(buf);
+	p = strstr(buf, key);
+	return p ? atol(p + strlen(key)) : -1;
+}

@@ -202,6 +202,11 @@ double fz_now(void);
 int fz_read_file(const char *path, char *buf, size_t len);
 int fz_write_file(const char *path, const char *val);
 long fz_sysfs_long(const char *dir, const char *name);
+/*
+ * A number from a small file (/proc/meminfo, a cgroup file): the whole
+ * file, or the number after the first @key ("Shmem:"); -1 if neither.
+ */
+long fz_file_long(const char *file, const char *key);
 
 #define FZ_PARAMS	"/sys/module/fastzero/parameters"
 #define FZ_STATS	"/sys/class/misc/fastzero/stats"

@@ -21,7 +21,7 @@
 #	FZ_DEV=/dev/zero ./run-suite.sh
 
 dir=$(cd "$(dirname "$0")" && pwd)
-progs=${*:-"t_read t_readv t_async t_splice t_signal t_misc t_mmap t_extents t_memcg t_sysfs t_unload"}
+progs=${*:-"t_read t_readv t_async t_splice t_signal t_misc t_mmap t_shared t_huge t_memcg t_sysfs t_unload"}
 limit=${FZ_TIMEOUT:-300}
 
 run_one() {

@@ -26,26 +26,6 @@
 
 static int dev, ref;
 
-/* A number from a cgroup file: the whole file, or the value after @key. */
-static long cg_read_long(const char *file, const char *key)
-{
-	char buf[4096], *p;
-	ssize_t n;
-	int fd = open(file, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (!key)
-		return atol(buf);
-	p = strstr(buf, key);
-	return p ? atol(p + strlen(key)) : -1;
-}
-
 /* A cgroup v2 with the memory controller, or a reason to skip. */
 static int cg_setup(char *why)
 {
@@ -81,7 +61,7 @@ static void child_touch(int fd, size_t len, int pipefd)
 		_exit(3);
 	for (i = 0; i < len; i += 4096)
 		p[i] = 1;
-	cur = cg_read_long(CG_TEST "/memory.current", NULL);
+	cur = fz_file_long(CG_TEST "/memory.current", NULL);
 	if (write(pipefd, &cur, sizeof(cur)) != sizeof(cur))
 		_exit(4);
 	_exit(0);
@@ -158,7 +138,7 @@ static int test_over_limit(const void *arg, char *why)
 	if (fz_write_file(CG_TEST "/memory.max", limit))
 		return fz_skip(why, "cannot set memory.max");
 	fz_write_file(CG_TEST "/memory.swap.max", "0");
-	ooms = cg_read_long(CG_TEST "/memory.events", "oom_kill ");
+	ooms = fz_file_long(CG_TEST "/memory.events", "oom_kill ");
 	kmsg_mark("begin");
 	status = run_child(fd, OVER_LEN, &charged);
 	kmsg_mark("end");
@@ -170,7 +150,7 @@ static int test_over_limit(const void *arg, char *why)
 		return fz_fail(why, "child died of signal %d, expected SIGKILL or SIGBUS",
 			       WTERMSIG(status));
 	if (WTERMSIG(status) == SIGKILL &&
-	    cg_read_long(CG_TEST "/memory.events", "oom_kill ") <= ooms)
+	    fz_file_long(CG_TEST "/memory.events", "oom_kill ") <= ooms)
 		return fz_fail(why, "SIGKILL without a memcg oom_kill event");
 	return FZ_PASS;
 }

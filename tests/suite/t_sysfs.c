@@ -5,6 +5,8 @@
  *	clear_user_variant (ro)	the clear loop chosen for this CPU
  *	force_variant (rw)	override: auto unrolled rep_stosq erms rep_stosb nt
  *	chunk_size (rw)		bytes cleared between rescheduling points
+ *	nt_threshold (rw)	reads from this size on use non-temporal stores
+ *	shared_huge (ro)	tmpfs huge= policy of MAP_SHARED memory
  *
  * Every forced variant and a small and a big chunk size are exercised with
  * the compact differential checks (including reads running into a
@@ -169,19 +171,25 @@ static void test_nt_threshold(const char *val)
 	set_and_check("nt_threshold", val, "nt_threshold");
 }
 
-/* max_extent_order takes 0 to the PMD order (9 on x86-64). */
-static void test_extent_order(const char *val)
+/*
+ * Read-only parameters: what the module chose at load.  Root may open the
+ * file for writing; the write itself must fail and change nothing.
+ */
+static int test_readonly(const void *arg, char *why)
 {
-	static const char *const bad[] = { "10", "-1", "abc" };
-	const char *nv[2] = { "max_extent_order" };
-	size_t i;
+	const char *const *nv = arg;
+	char before[64];
+	int err;
 
-	nv[1] = val;
-	fz_run(test_set, nv, "max_extent_order_set_%s", val);
-	for (i = 0; i < FZ_ARRAY_SIZE(bad); i++) {
-		nv[1] = bad[i];
-		fz_run(test_reject, nv, "max_extent_order_rejects_%s", bad[i]);
-	}
+	if (param_read(nv[0], before, sizeof(before)))
+		return fz_fail(why, "cannot read %s", nv[0]);
+	if (nv[1] && strcmp(before, nv[1]))
+		return fz_fail(why, "%s is \"%s\", expected \"%s\"", nv[0],
+			       before, nv[1]);
+	err = param_write(nv[0], before);
+	if (!err)
+		return fz_fail(why, "writing %s succeeded", nv[0]);
+	return check_param(nv[0], before, why);
 }
 
 /* Run @fn(@val) on parameter @name, then put its old value back. */
@@ -245,6 +253,11 @@ int main(int argc, char **argv)
 	fz_run(test_set, nv, "chunk_size_restore_%s", chunk0);
 
 	restore_after("nt_threshold", "4096", test_nt_threshold);
-	restore_after("max_extent_order", "0", test_extent_order);
+	nv[0] = "clear_user_variant";
+	nv[1] = NULL;
+	fz_run(test_readonly, nv, "clear_user_variant_read_only");
+	nv[0] = "shared_huge";
+	nv[1] = "within_size";
+	fz_run(test_readonly, nv, "shared_huge_is_within_size_read_only");
 	return fz_exit();
 }
