@@ -11,10 +11,10 @@
 #   FZ_MODULE_SRC  tree with Kbuild + driver/ (default: the repo)
 #   FZ_RESULTS     where guest logs go (default $FZ_CACHE/logs/check-<time>)
 #   FZ_CPU_APPEND  "cpu=kernel args;..." extra kernel command line per CPU
-#                  model (default "max,-erms=init_on_alloc=0": with Debian's
-#                  init_on_alloc=1 the page allocator zeroes MAP_SHARED
-#                  extents itself and fastzero skips its clear_pages(); this
-#                  boot makes fastzero's clear_pages() do the clearing)
+#                  model (default "max,-erms=init_on_alloc=0": Debian boots
+#                  with init_on_alloc=1, where the page allocator zeroes every
+#                  page before shmem clears it again; this boot leaves shmem's
+#                  clear as the only one, so a missing clear cannot hide)
 #   FZ_EXPECT_VARIANTS  "cpu=variant;cpu=variant" expected clear_user_variant
 #                  (default "max=erms;max,-erms=rep_stosq"; other CPU models:
 #                  derived from the guest's erms/rep_good/fsrm flags). A listed

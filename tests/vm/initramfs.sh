@@ -53,7 +53,6 @@ else
 fi
 p=/sys/module/fastzero/parameters
 [ -r $p/clear_user_variant ] && echo "FZ: variant $(cat $p/clear_user_variant)"
-[ -r $p/clear_pages_variant ] && echo "FZ: pages-variant $(cat $p/clear_pages_variant)"
 mkdir -p /payload
 cd /payload
 sh /fz-cmd
@@ -105,6 +104,7 @@ fio_engine_files() {
 build_base() {
 	local out=$1 with_fio=$2 st
 	st=$(mktemp -d "$FZ_CACHE/initramfs/base.XXXXXX")
+	chmod 755 "$st"	# the guest's /: unprivileged tests must traverse it
 	mkdir -p "$st"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,payload,etc,lib64}
 	cp /bin/busybox "$st/bin/busybox"
 	write_init "$st/init"
@@ -160,6 +160,7 @@ main() {
 	[[ $with_fio == 0 ]] || fz_need_pkgs fio
 	base=$(base_archive "$with_fio")
 	st=$(mktemp -d)
+	chmod 755 "$st"	# this archive's "." entry sets the mode of / again
 	mkdir -p "$st/payload"
 	[[ -z $payload ]] || cp -a "$payload/." "$st/payload/"
 	[[ -z $module ]] || cp "$module" "$st/fastzero.ko"

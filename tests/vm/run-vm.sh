@@ -18,7 +18,6 @@
 #     FZ: cpuflags erms=<0|1> rep_good=<0|1> fsrm=<0|1>   (the guest kernel's view)
 #     FZ: insmod ok | FZ: insmod failed | FZ: insmod skipped (no module)
 #     FZ: variant <clear_user_variant>          (if the module exposes it)
-#     FZ: pages-variant <clear_pages_variant>   (if the module exposes it)
 #     ... the cmd's stdout/stderr ...
 #     FZ: rmmod ok | FZ: rmmod failed | FZ: rmmod skipped (not loaded)
 #     FZ: kmemleak-begin / <leak reports> / FZ: kmemleak-end  (kernels with
