@@ -10,8 +10,10 @@
  *   mmap-private  mmap(MAP_PRIVATE) + first touch of every page
  *   mmap-shared   mmap(MAP_SHARED) + first touch
  *   mmap-populate mmap(MAP_SHARED | MAP_POPULATE) + touch
+ *   mmap-fork     fork() of a process with a touched MAP_SHARED mapping
  * The mmap workloads also run on MAP_ANONYMOUS ("anon") and report the page
- * faults taken (getrusage minflt) as aux.  A device whose mmap (or fault)
+ * faults taken (getrusage minflt) as aux; mmap-fork reports the mapping's
+ * page tables (VmPTE kB) instead.  A device whose mmap (or fault)
  * fails is reported as n/a with the error, never a crash.
  */
 #define _GNU_SOURCE
@@ -26,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "benchlib.h"
@@ -36,14 +39,14 @@
 #define PIPE_SIZE	(1u << 20)
 #define MAX_WL		64
 
-enum kind { K_READ, K_READV, K_SPLICE_READ, K_SPLICE_NULL, K_MMAP };
+enum kind { K_READ, K_READV, K_SPLICE_READ, K_SPLICE_NULL, K_MMAP, K_FORK };
 
 /**
  * struct wl - one workload configuration and its samples
  * @name: workload name in the results
  * @kind: what a sample does
  * @size: block size (read, splice), iovec size (readv) or mapping size
- * @mflags: mmap flags (K_MMAP)
+ * @mflags: mmap flags (K_MMAP, K_FORK)
  * @nseries: 2 (the devices) or 3 (plus anonymous memory)
  * @err: first error per series (0: fine; the series is n/a otherwise)
  */
@@ -55,7 +58,7 @@ struct wl {
 	unsigned int nseries;
 	int err[NSERIES];
 	double gbs[NSERIES][BL_MAX_REPS];
-	double faults[NSERIES][BL_MAX_REPS];
+	double faults[NSERIES][BL_MAX_REPS];	/* aux: minflt, or VmPTE kB */
 };
 
 struct opts {
@@ -186,12 +189,47 @@ static int touch_pages(volatile char *p, size_t len, bool rd)
 	return 0;
 }
 
+/* This process's page tables in kB (VmPTE), -1 if unknown. */
+static long vmpte_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPTE: %ld", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* fork() of this process, until the child has exited: ns, or -errno. */
+static int64_t time_fork(void)
+{
+	uint64_t t0 = bl_now_ns();
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return bl_now_ns() - t0;
+}
+
+/*
+ * K_MMAP: mmap and first touch of every page, timed; aux = page faults.
+ * K_FORK: mmap and touch untimed, then fork() timed (GB/s = mapping size
+ * per fork time); aux = the page tables the mapping cost (VmPTE).
+ */
 static int sample_mmap(struct ctx *c, const struct wl *w, int fd, double *gbs,
-		       double *faults)
+		       double *aux)
 {
 	int flags = w->mflags | (fd < 0 ? MAP_ANONYMOUS : 0);
 	uint64_t t0 = bl_now_ns(), t;
-	long f0;
+	long f0, pte0 = vmpte_kb();
+	int64_t ns;
 	char *p;
 	int err;
 
@@ -201,7 +239,15 @@ static int sample_mmap(struct ctx *c, const struct wl *w, int fd, double *gbs,
 	f0 = minflt();
 	err = touch_pages(p, w->size, c->o->touch_read);
 	t = bl_now_ns();
-	*faults = minflt() - f0;
+	*aux = minflt() - f0;
+	if (w->kind == K_FORK && !err) {
+		*aux = vmpte_kb() - pte0;
+		t0 = 0;
+		ns = time_fork();
+		t = ns;
+		if (ns < 0)
+			err = ns;
+	}
 	munmap(p, w->size);
 	*gbs = w->size / (double)BL_MAX(t - t0, 1);
 	return err;
@@ -292,6 +338,7 @@ static void build_wls(const struct opts *o, struct bl_report *rep)
 		add_wl("mmap-shared", K_MMAP, o->msizes[i], MAP_SHARED, 3);
 		add_wl("mmap-populate", K_MMAP, o->msizes[i],
 		       MAP_SHARED | MAP_POPULATE, 3);
+		add_wl("mmap-fork", K_FORK, o->msizes[i], MAP_SHARED, 3);
 	}
 }
 
@@ -334,9 +381,10 @@ static void collect(struct ctx *c, struct bl_report *rep)
 			if (w->err[s])
 				bl_note(rep, "n/a", "%s %s on %s: %s", w->name,
 					param, c->name[s], strerror(-w->err[s]));
-			if (w->kind == K_MMAP && !w->err[s]) {
+			if (w->kind >= K_MMAP && !w->err[s]) {
 				bl_stats(w->faults[s], c->o->reps, &f);
-				snprintf(r[s]->aux_name, sizeof(r[s]->aux_name), "minflt");
+				snprintf(r[s]->aux_name, sizeof(r[s]->aux_name),
+					 w->kind == K_FORK ? "vmpte_kB" : "minflt");
 				r[s]->aux = f.med;
 			}
 		}
