@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
-# Makefile - fastzero's entry points: all, check, bench, microbench, lint, install, clean.
+# Makefile - fastzero's entry points: all, check, bench, microbench, lint, install, uninstall, dkms-install, dkms-uninstall, clean.
 #
 #   make              driver/fastzero.ko for KDIR, and the userspace tools
 #   make check        the test suite in QEMU on Debian's 6.1, 6.12 and 7.x
-#   make bench        /dev/fastzero vs /dev/zero: table, CSV and plot
+#   make bench        /dev/fastzero vs /dev/zero: table, CSV and plot (root)
 #   make microbench   the driver's clear loops timed in userspace, natively
-#   make lint         checkpatch --strict and shellcheck
-#   make install      install the module for KDIR's kernel
+#   make lint         checkpatch --strict, sparse, cppcheck and shellcheck
+#   make install      the module for KDIR's kernel (+ depmod), the udev rule,
+#                     the commented modprobe.d example; AUTOLOAD=1 also
+#                     /etc/modules-load.d/fastzero.conf (load at boot)
+#   make uninstall    remove exactly those files (FZ_INSTALLED), depmod
+#   make dkms-install    dkms install .: the running kernel, later ones by itself
+#   make dkms-uninstall  dkms remove, from every kernel, and its /usr/src copy
 #
+# install/uninstall honour DESTDIR (and INSTALL_MOD_PATH, default DESTDIR).
 # The module itself follows the Kbuild convention:
 #   make -C <kernel build dir> M=$PWD modules
 
@@ -15,12 +21,60 @@
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	  $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1))
 
-.PHONY: all module userspace check bench microbench lint install clean
+# fastzero's version: dkms.conf's PACKAGE_VERSION (driver/Kbuild reads it too).
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$$/\1/p' $(CURDIR)/dkms.conf)
+
+# KDIR's kernel release, as its vermagic says (Debian's 6.1 headers carry a
+# different include/config/kernel.release).
+KVER = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	 $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+
+DESTDIR ?=
+INSTALL_MOD_PATH ?= $(DESTDIR)
+MODDIR = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates/driver
+UDEV_RULE := $(DESTDIR)/etc/udev/rules.d/60-fastzero.rules
+MODPROBE_CONF := $(DESTDIR)/etc/modprobe.d/fastzero.conf
+MODLOAD_CONF := $(DESTDIR)/etc/modules-load.d/fastzero.conf
+# Everything `make install` can write (modules_install compresses the module
+# as the kernel's config says), and so everything `make uninstall` removes.
+FZ_INSTALLED = $(MODDIR)/fastzero.ko $(addprefix $(MODDIR)/fastzero.ko,.xz .zst .gz) \
+	       $(UDEV_RULE) $(MODPROBE_CONF) $(MODLOAD_CONF)
+
+# Kbuild signs at modules_install when CONFIG_MODULE_SIG_ALL=y, with the
+# kernel's own key: distribution headers do not have it (sign by hand or
+# with DKMS's MOK key instead, see README), so skip it rather than fail noisily.
+NOSIGN = $(if $(wildcard $(KDIR)/certs/signing_key.pem),,CONFIG_MODULE_SIG_ALL=)
+
+# Bad input is refused before anything is built or written, with one line.
+goals := $(or $(MAKECMDGOALS),all)
+ifneq ($(filter all module install uninstall,$(goals)),)
+ifeq ($(and $(KDIR),$(wildcard $(KDIR)/Makefile)),)
+$(error fastzero: no kernel headers$(if $(KDIR), in KDIR=$(KDIR)): install linux-headers-$(shell uname -r), or set KDIR)
+endif
+endif
+ifneq ($(filter install uninstall dkms-install dkms-uninstall,$(goals)),)
+ifeq ($(DESTDIR)$(filter 0,$(shell id -u)),)
+$(error fastzero: make $(filter install uninstall dkms-install dkms-uninstall,$(goals)) writes to /lib/modules and /etc: run it as root)
+endif
+endif
+ifneq ($(filter bench,$(goals)),)
+ifneq ($(shell id -u),0)
+$(error fastzero: make bench runs as root (it loads the module, or boots a VM and installs what that needs): sudo make bench)
+endif
+endif
+
+# depmod for KVER, where that kernel is installed (not into an empty
+# DESTDIR: packaging runs depmod when the package is installed).
+DEPMOD = $(if $(wildcard $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep), \
+	 depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER), \
+	 @echo "no $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep: depmod skipped")
+
+.PHONY: all module userspace check bench microbench lint install uninstall \
+	dkms-install dkms-uninstall clean
 
 all: module userspace
 
 module:
-	@test -n "$(KDIR)" || { echo "no kernel headers: set KDIR" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
 userspace:
@@ -39,7 +93,30 @@ lint:
 	tests/lint.sh
 
 install: module
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KERNELRELEASE=$(KVER) INSTALL_MOD_DIR=updates \
+		$(if $(INSTALL_MOD_PATH),INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)) $(NOSIGN) modules_install
+	$(DEPMOD)
+	install -D -m 0644 udev/60-fastzero.rules $(UDEV_RULE)
+	install -D -m 0644 modprobe.d/fastzero.conf $(MODPROBE_CONF)
+ifeq ($(AUTOLOAD),1)
+	install -d $(dir $(MODLOAD_CONF))
+	echo fastzero >$(MODLOAD_CONF)
+endif
+	@echo "fastzero $(VERSION) installed for $(KVER): modprobe fastzero$(if $(filter 1,$(AUTOLOAD)),; it loads at boot)"
+
+uninstall:
+	rm -f $(FZ_INSTALLED)
+	rmdir $(MODDIR) $(dir $(MODDIR)) 2>/dev/null || true
+	$(DEPMOD)
+
+# DKMS: build and install for the running kernel, and again by itself for
+# every kernel installed later (dkms.conf: AUTOINSTALL, which kernels).
+dkms-install:
+	dkms install $(CURDIR)
+
+dkms-uninstall:
+	dkms remove fastzero/$(VERSION) --all
+	rm -rf /usr/src/fastzero-$(VERSION)
 
 clean:
 	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)

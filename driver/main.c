@@ -249,4 +249,6 @@ module_init(fz_init);
 module_exit(fz_exit);
 
 MODULE_DESCRIPTION("/dev/fastzero: a faster /dev/zero");
+MODULE_VERSION(FZ_VERSION);	/* dkms.conf's PACKAGE_VERSION, via driver/Kbuild */
+MODULE_AUTHOR("fastzero developers");
 MODULE_LICENSE("GPL");

@@ -25,7 +25,7 @@ copy_tree() {
 	[[ -f $src/Kbuild && -d $src/driver ]] || fz_die "$src has no Kbuild + driver/"
 	rm -rf "$dst"
 	mkdir -p "$dst"
-	cp "$src/Kbuild" "$dst/"
+	cp "$src/Kbuild" "$src/dkms.conf" "$dst/"
 	for d in driver include; do
 		[[ -d $src/$d ]] && cp -a "$src/$d" "$dst/"
 	done
