@@ -388,6 +388,8 @@ static void collect(struct ctx *c, struct bl_report *rep)
 				r[s]->aux = f.med;
 			}
 		}
+		/* every add_wl() caller gives nseries 2 or 3: r[0], r[1] are set */
+		/* cppcheck-suppress uninitvar */
 		if (r[0]->st.n && r[1]->st.n)
 			r[0]->ratio = r[0]->st.med / r[1]->st.med;
 	}

@@ -330,7 +330,7 @@ static void *reader_main(void *arg)
 	struct reader *r = arg;
 	size_t maplen = r->len + 2 * FZ_GUARD + 64;
 	unsigned char *map = fz_mmap(maplen, PROT_READ | PROT_WRITE);
-	unsigned char *buf = map + FZ_GUARD + r->idx * 7;
+	unsigned char *buf;
 	double end = fz_now() + READER_SECS;
 	ssize_t n;
 
@@ -338,6 +338,7 @@ static void *reader_main(void *arg)
 		r->status = fz_fail(r->why, "mmap: %s", strerror(errno));
 		return NULL;
 	}
+	buf = map + FZ_GUARD + r->idx * 7;
 	do {
 		fill_guard(buf, r->len, FZ_GUARD);
 		n = r->loops & 1 ? pread(r->fd, buf, r->len, 0) :
