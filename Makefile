@@ -52,6 +52,14 @@ ifeq ($(and $(KDIR),$(wildcard $(KDIR)/Makefile)),)
 $(error fastzero: no kernel headers$(if $(KDIR), in KDIR=$(KDIR)): install linux-headers-$(shell uname -r), or set KDIR)
 endif
 endif
+# Kernels that generate BTF for modules (Debian 12's 6.12) run pahole on each.
+ifneq ($(and $(filter all module install,$(goals)),$(wildcard $(KDIR)/vmlinux)),)
+ifneq ($(shell grep -sx CONFIG_DEBUG_INFO_BTF_MODULES=y $(KDIR)/.config),)
+ifeq ($(shell command -v pahole),)
+$(error fastzero: $(KDIR) makes BTF for modules, which needs pahole: apt install dwarves)
+endif
+endif
+endif
 ifneq ($(filter install uninstall dkms-install dkms-uninstall,$(goals)),)
 ifeq ($(DESTDIR)$(filter 0,$(shell id -u)),)
 $(error fastzero: make $(filter install uninstall dkms-install dkms-uninstall,$(goals)) writes to /lib/modules and /etc: run it as root)
