@@ -13,17 +13,6 @@
 #include <asm/page.h>
 
 /*
- * splice_read: 6.5 replaced generic_file_splice_read() (which drives
- * ->read_iter with an ITER_PIPE) by copy_splice_read().  Either way the data
- * comes from fz_read_iter(); /dev/zero on 6.1 has no splice_read at all.
- */
-#ifdef FZ_HAVE_COPY_SPLICE_READ
-#define fz_splice_read		copy_splice_read
-#else
-#define fz_splice_read		generic_file_splice_read
-#endif
-
-/*
  * The current segment of a user-backed iov_iter.  6.4 renamed ->iov to
  * ->__iov behind iter_iov().  For ITER_UBUF, iter_iov_len() is not usable
  * after an advance, so the ubuf case is spelled out.

@@ -46,6 +46,9 @@ extern const char * const fz_shared_huge_names[FZ_NR_SHARED_HUGE];
 ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos);
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter);
+ssize_t fz_splice_read(struct file *in, loff_t *ppos,
+		       struct pipe_inode_info *pipe, size_t len,
+		       unsigned int flags);
 
 /* mmap.c */
 int fz_shmem_mount(void);

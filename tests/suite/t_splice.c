@@ -5,14 +5,24 @@
  * Not differential: /dev/zero has no ->splice_read on 6.1 (splice fails
  * with EINVAL there), but fastzero must support it on every kernel.  The
  * reference's result is only printed as a diagnostic.
+ *
+ * fastzero fills the pipe with references to the zero page, so every
+ * consumer of such a pipe is tried (/dev/null, a tmpfs file with and
+ * without SPLICE_F_MOVE, AF_UNIX and TCP sockets, tee, another pipe,
+ * vmsplice into user memory, write(2) appending to the pipe) with a write
+ * wherever the data lands, and after each the zero page must still read
+ * zero through a fresh read-only private mapping.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fztest.h"
@@ -191,6 +201,217 @@ static int test_splice_stream(const void *arg, char *why)
 	return ret;
 }
 
+/* ---- consumers of zero-page pipe buffers ---- */
+
+#define CHUNK	(16 * 4096)	/* one default pipe's worth */
+
+/* The zero page, through a fresh read-only private anonymous mapping. */
+static int check_zero_page(char *why)
+{
+	unsigned char *p = mmap(NULL, 4096, PROT_READ,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (p == MAP_FAILED)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	ret = check_zero(p, 4096, why);
+	munmap(p, 4096);
+	return ret ? fz_fail(why, "THE ZERO PAGE IS NO LONGER ZERO") : FZ_PASS;
+}
+
+/* Read exactly @n bytes from @fd (pread from 0 if @file) into @buf. */
+static int read_full(int fd, int file, unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		r = file ? pread(fd, buf + got, n - got, got) :
+			   read(fd, buf + got, n - got);
+		if (r <= 0)
+			return -1;
+		got += r;
+	}
+	return 0;
+}
+
+/* A connected pair: AF_UNIX stream, or TCP over loopback; 0 or -errno. */
+static int sock_pair(int tcp, int sv[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int l;
+
+	if (!tcp)
+		return socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ? -errno : 0;
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (void *)&a, alen) || listen(l, 1) ||
+	    getsockname(l, (void *)&a, &alen))
+		goto err;
+	sv[1] = socket(AF_INET, SOCK_STREAM, 0);
+	if (sv[1] < 0 || connect(sv[1], (void *)&a, alen))
+		goto err;
+	sv[0] = accept(l, NULL, NULL);
+	if (sv[0] < 0)
+		goto err;
+	close(l);
+	return 0;
+err:
+	if (l >= 0)
+		close(l);
+	return -errno;
+}
+
+enum consumer { C_NULL, C_FILE, C_FILE_MOVE, C_UNIX, C_TCP, C_TEE, C_PIPE,
+		C_VMSPLICE, C_APPEND };
+
+/*
+ * Splice CHUNK bytes of the device into a pipe, hand the pipe to consumer
+ * @c, write into wherever the data went, read everything back, and check
+ * that the data is zeros and the writes are where they were written.
+ */
+static int consume(enum consumer c, unsigned char *buf, char *why)
+{
+	static const unsigned char mark[16] = "fastzero-marker";
+	int p[2], q[2] = { -1, -1 }, out = -1, file = 0;
+	size_t n = CHUNK, want = CHUNK;
+	struct iovec iov = { buf, CHUNK };
+	ssize_t r;
+
+	/* pipes of twice CHUNK: room for the bytes written after the data */
+	if (pipe(p) || fcntl(p[1], F_SETPIPE_SZ, 2 * CHUNK) < 0)
+		return fz_fail(why, "pipe: %s", strerror(errno));
+	r = splice(dev, NULL, p[1], NULL, CHUNK, 0);
+	if (r != CHUNK) {
+		close(p[0]);
+		close(p[1]);
+		return fz_fail(why, "splice from the device returned %zd", r);
+	}
+	switch (c) {
+	case C_NULL:
+		out = open("/dev/null", O_WRONLY);
+		r = splice(p[0], NULL, out, NULL, CHUNK, 0);
+		close(out);
+		out = -1;
+		want = 0;
+		break;
+	case C_FILE:
+	case C_FILE_MOVE:
+		out = memfd_create("fz_consume", 0);
+		r = splice(p[0], NULL, out, NULL, CHUNK,
+			   c == C_FILE_MOVE ? SPLICE_F_MOVE : 0);
+		if (r == CHUNK && pwrite(out, mark, sizeof(mark), 4096) != sizeof(mark))
+			r = -1;
+		file = 1;
+		break;
+	case C_UNIX:
+	case C_TCP:
+		r = sock_pair(c == C_TCP, q);
+		if (r)
+			break;
+		r = splice(p[0], NULL, q[1], NULL, CHUNK, 0);
+		out = q[0];
+		break;
+	case C_TEE:
+	case C_PIPE:
+		if (pipe(q) || fcntl(q[1], F_SETPIPE_SZ, 2 * CHUNK) < 0)
+			r = -1;
+		else if (c == C_TEE)
+			r = tee(p[0], q[1], CHUNK, 0);
+		else
+			r = splice(p[0], NULL, q[1], NULL, CHUNK, 0);
+		if (r == CHUNK && write(q[1], mark, sizeof(mark)) != sizeof(mark))
+			r = -1;
+		out = q[0];
+		n += sizeof(mark);
+		break;
+	case C_VMSPLICE:
+		r = vmsplice(p[0], &iov, 1, 0);
+		if (r == CHUNK)
+			memcpy(buf + 4096, mark, sizeof(mark));
+		want = 0;
+		break;
+	case C_APPEND:
+		r = write(p[1], mark, sizeof(mark)) == sizeof(mark) ? CHUNK : -1;
+		out = dup(p[0]);
+		n += sizeof(mark);
+		break;
+	}
+	if (r != CHUNK) {
+		want = 0;
+		r = fz_fail(why, "consumer returned %zd (%s)", r, strerror(errno));
+	} else {
+		r = FZ_PASS;
+	}
+	if (r == FZ_PASS && want && read_full(out, file, buf, n))
+		r = fz_fail(why, "could not read %zu bytes back", n);
+	if (r == FZ_PASS && (c == C_FILE || c == C_FILE_MOVE || c == C_VMSPLICE)) {
+		if (memcmp(buf + 4096, mark, sizeof(mark)))
+			r = fz_fail(why, "the write into the data was lost");
+		memset(buf + 4096, 0, sizeof(mark));
+	}
+	if (r == FZ_PASS && (c == C_TEE || c == C_PIPE || c == C_APPEND) &&
+	    memcmp(buf + CHUNK, mark, sizeof(mark)))
+		r = fz_fail(why, "the bytes written after the data are wrong");
+	if (r == FZ_PASS && c != C_NULL && check_zero(buf, CHUNK, why))
+		r = FZ_FAIL;
+	if (c == C_TEE && r == FZ_PASS && read_full(p[0], 0, buf, CHUNK))
+		r = fz_fail(why, "tee source: could not read the data");
+	if (c == C_TEE && r == FZ_PASS && check_zero(buf, CHUNK, why))
+		r = FZ_FAIL;
+	close(p[0]);
+	close(p[1]);
+	if (out >= 0)
+		close(out);
+	if (q[0] >= 0 && q[0] != out)
+		close(q[0]);
+	if (q[1] >= 0)
+		close(q[1]);
+	return r;
+}
+
+static int test_consumer(const void *arg, char *why)
+{
+	static unsigned char buf[CHUNK + 4096];
+	int ret = consume(*(const enum consumer *)arg, buf, why);
+
+	return ret == FZ_PASS ? check_zero_page(why) : ret;
+}
+
+/* sendfile() to a TCP socket, then the zero page. */
+static int test_sendfile_tcp(const void *arg, char *why)
+{
+	static unsigned char buf[CHUNK];
+	int sv[2], err = sock_pair(1, sv), ret = FZ_PASS;
+	ssize_t r;
+
+	(void)arg;
+	if (err)
+		return fz_fail(why, "TCP loopback pair: %s", strerror(-err));
+	r = sendfile(sv[1], dev, NULL, CHUNK);
+	if (r != CHUNK)
+		ret = fz_fail(why, "sendfile returned %zd (%s)", r, strerror(errno));
+	else if (read_full(sv[0], 0, buf, CHUNK))
+		ret = fz_fail(why, "could not read %d bytes back", CHUNK);
+	else if (check_zero(buf, CHUNK, why))
+		ret = FZ_FAIL;
+	close(sv[0]);
+	close(sv[1]);
+	return ret == FZ_PASS ? check_zero_page(why) : ret;
+}
+
+static const struct {
+	const char *name;
+	enum consumer c;
+} consumers[] = {
+	{ "dev_null", C_NULL }, { "tmpfs_file_write_over", C_FILE },
+	{ "tmpfs_file_move_write_over", C_FILE_MOVE }, { "af_unix", C_UNIX },
+	{ "tcp_loopback", C_TCP }, { "tee_then_append", C_TEE },
+	{ "pipe_then_append", C_PIPE }, { "vmsplice_write_over", C_VMSPLICE },
+	{ "write_appends_to_pipe", C_APPEND },
+};
+
 static const struct xfer_case cases[] = {
 	{ "splice_1", SPLICE, 1 },
 	{ "splice_100", SPLICE, 100 },
@@ -217,6 +438,10 @@ int main(int argc, char **argv)
 		fz_run(test_xfer, &cases[i], "%s", cases[i].name);
 	fz_run(test_splice_full_pipe, NULL, "splice_nonblock_full_pipe_eagain");
 	fz_run(test_splice_stream, NULL, "splice_stream_16MiB");
+	for (i = 0; i < FZ_ARRAY_SIZE(consumers); i++)
+		fz_run(test_consumer, &consumers[i].c, "splice_pipe_to_%s_zero_page_intact",
+		       consumers[i].name);
+	fz_run(test_sendfile_tcp, NULL, "sendfile_tcp_zero_page_intact");
 
 	return fz_exit();
 }
