@@ -4,12 +4,15 @@
  * holds only its shmem file) and the mapping keeps working; the device node
  * and sysfs directory go away; every parameter refuses a bad value at load
  * time with an error (no oops: the harness checks dmesg); good values given
- * at load are honoured.  Leaves the module unloaded.
+ * at load are honoured; the module reloads a hundred times while threads
+ * open, read, map and close the device, and rmmod succeeds only once
+ * nothing holds it.  Leaves the module unloaded.
  *
  * FZ_KO: the module file for the load tests (default /fastzero.ko).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,8 @@
 #include "fztest.h"
 
 #define MAP_LEN		(4 * FZ_MiB)
+#define RELOADS		100
+#define RACERS		2
 
 static const char *ko_path;
 
@@ -138,6 +143,106 @@ static int test_good_params(const void *arg, char *why)
 	return ret;
 }
 
+struct racer {
+	pthread_t tid;
+	volatile int stop;
+	unsigned long uses;
+	char why[FZ_WHYLEN];
+};
+
+/* One use of the device: open, read, map shared or private, touch, close. */
+static int use_device(unsigned long n, char *why)
+{
+	static unsigned char buf[64 * 1024];
+	int flags = n & 1 ? MAP_SHARED : MAP_PRIVATE;
+	unsigned char *p;
+	ssize_t got;
+	int fd;
+
+	fd = open(fz_dev_path, O_RDWR);
+	if (fd < 0)	/* unloaded: the node is gone or no longer opens */
+		return errno == ENOENT || errno == ENXIO || errno == ENODEV ? 0 :
+		       fz_fail(why, "open: %s", strerrorname_np(errno));
+	memset(buf, 0xa5, sizeof(buf));
+	got = read(fd, buf, sizeof(buf));
+	if (got != sizeof(buf) || check_zero(buf, sizeof(buf), why)) {
+		close(fd);
+		return got == sizeof(buf) ? FZ_FAIL :
+		       fz_fail(why, "read returned %zd", got);
+	}
+	p = mmap(NULL, 2 * FZ_MiB, PROT_READ | PROT_WRITE, flags, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return fz_fail(why, "mmap: %s", strerrorname_np(errno));
+	/* the mapping keeps working if the module goes away meanwhile */
+	p[4096] = 7;
+	if (check_zero(p, 4096, why))
+		got = FZ_FAIL;
+	else if (p[4096] != 7)
+		got = fz_fail(why, "a write to the mapping was lost");
+	else
+		got = 0;
+	munmap(p, 2 * FZ_MiB);
+	return got;
+}
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!r->stop)
+		if (use_device(r->uses++, r->why))
+			break;
+	return NULL;
+}
+
+/*
+ * Load, race users against rmmod until rmmod succeeds (it may fail with
+ * EBUSY/EAGAIN only: somebody holds the device), a hundred times.
+ */
+static int test_reload_races(const void *arg, char *why)
+{
+	struct racer r[RACERS];
+	unsigned long busy = 0, uses = 0;
+	int i, k, err, ret = FZ_PASS;
+	double until;
+
+	(void)arg;
+	for (i = 0; i < RELOADS && ret == FZ_PASS; i++) {
+		err = load("");
+		if (err)
+			return fz_fail(why, "reload %d: insmod: %s", i, strerror(-err));
+		memset(r, 0, sizeof(r));
+		for (k = 0; k < RACERS; k++)
+			pthread_create(&r[k].tid, NULL, racer_main, &r[k]);
+		until = fz_now() + 2;
+		while (fz_delete_module("fastzero", O_NONBLOCK)) {
+			if (errno != EBUSY && errno != EAGAIN) {
+				ret = fz_fail(why, "reload %d: delete_module: %s", i,
+					      strerrorname_np(errno));
+				break;
+			}
+			busy++;
+			if (fz_now() > until)	/* stop the users: it must go now */
+				for (k = 0; k < RACERS; k++)
+					r[k].stop = 1;
+			usleep(200);
+		}
+		for (k = 0; k < RACERS; k++) {
+			r[k].stop = 1;
+			pthread_join(r[k].tid, NULL);
+			uses += r[k].uses;
+			if (r[k].why[0] && ret == FZ_PASS)
+				ret = fz_fail(why, "reload %d: %s", i, r[k].why);
+		}
+		if (ret == FZ_PASS && loaded())
+			ret = fz_fail(why, "reload %d: module still present", i);
+	}
+	fz_diag("  %d reloads, %lu device uses raced against rmmod, %lu rmmod refusals",
+		i, uses, busy);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const bad[] = {
@@ -168,5 +273,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < FZ_ARRAY_SIZE(bad); i++)
 		fz_run(test_bad_param, bad[i], "insmod_refuses_%s", bad[i]);
 	fz_run(test_good_params, NULL, "insmod_parameters_honoured");
+	fz_run(test_reload_races, NULL, "reload_100_times_racing_users");
 	return fz_exit();
 }
