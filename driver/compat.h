@@ -5,6 +5,7 @@
 
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/splice.h>
@@ -103,6 +104,22 @@ fz_mm_get_unmapped_area(unsigned long addr, unsigned long len,
 #ifndef X86_FEATURE_FSRS
 #define X86_FEATURE_FSRS	(12 * 32 + 11)
 #endif
+
+/* The preemption model the kernel runs; "lazy" exists from 6.13 on. */
+static inline const char *fz_preempt_model(void)
+{
+	if (preempt_model_rt())
+		return "rt";
+	if (preempt_model_full())
+		return "full";
+#ifdef FZ_HAVE_PREEMPT_LAZY
+	if (preempt_model_lazy())
+		return "lazy";
+#endif
+	if (preempt_model_voluntary())
+		return "voluntary";
+	return "none";
+}
 
 /* FMODE_NOWAIT: /dev/zero advertises IOCB_NOWAIT support with it. */
 #ifdef FMODE_NOWAIT

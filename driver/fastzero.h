@@ -5,17 +5,30 @@
 
 #include <linux/fs.h>
 #include <linux/sizes.h>
+#include <linux/time64.h>
 #include <linux/types.h>
 #include <asm/page.h>
 
 /*
- * Bytes cleared between signal/reschedule checks.  /dev/zero uses PAGE_SIZE;
- * the default is chosen by measurement (README), the maximum keeps one chunk
- * under ~1 ms at 10 GB/s.
+ * The extent a read clears in one call, between signal checks (and, on
+ * cooperative kernels, cond_resched() calls).  /dev/zero uses PAGE_SIZE.
+ * chunk_size 0 (the default) lets read.c choose by the preemption model;
+ * any other value, 4 KiB to 1 GiB, overrides it.
+ *
+ * Cooperative kernels (preempt=none|voluntary) take mainline's batch for
+ * clear_pages() between cond_resched() calls: PROCESS_PAGES_NON_PREEMPT_BATCH
+ * (include/linux/mm.h, 7.0), 32 MiB, "worst case preemption latency of
+ * around 3ms" at ~10 GB/s.  Preemptible kernels (full, lazy, rt) are
+ * preempted inside a rep stos anyway; their extents only bound how late a
+ * signal is seen: FZ_SIGNAL_BUDGET_NS at the clearing rate last measured,
+ * from 32 MiB up to 1 GiB.
  */
-#define FZ_CHUNK_DEFAULT	SZ_2M
+#define FZ_CHUNK_AUTO		0
 #define FZ_CHUNK_MIN		PAGE_SIZE
-#define FZ_CHUNK_MAX		SZ_8M
+#define FZ_CHUNK_MAX		SZ_1G
+#define FZ_EXTENT_COOP		SZ_32M
+#define FZ_EXTENT_PREEMPT_MAX	SZ_1G
+#define FZ_SIGNAL_BUDGET_NS	(4 * NSEC_PER_MSEC)
 
 /*
  * Reads of at least this many bytes use non-temporal stores: measured
@@ -43,6 +56,7 @@ extern int fz_shared_huge;
 extern const char * const fz_shared_huge_names[FZ_NR_SHARED_HUGE];
 
 /* read.c */
+size_t fz_read_extent(const char **why);
 ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos);
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter);

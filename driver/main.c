@@ -106,6 +106,16 @@ static struct miscdevice fz_misc = {
 	.groups	= fz_groups,
 };
 
+/*
+ * Parameters that only report what the module chose.  parse_one() calls
+ * ->set for a value given at load time without checking that there is one,
+ * so each has a ->set, and it refuses.
+ */
+static int fz_param_set_report(const char *val, const struct kernel_param *kp)
+{
+	return -EINVAL;
+}
+
 /* chunk_size: bytes cleared between signal and reschedule checks. */
 static int fz_chunk_size_set(const char *val, const struct kernel_param *kp)
 {
@@ -115,7 +125,7 @@ static int fz_chunk_size_set(const char *val, const struct kernel_param *kp)
 	ret = kstrtoul(val, 0, &size);
 	if (ret)
 		return ret;
-	if (size < FZ_CHUNK_MIN || size > FZ_CHUNK_MAX)
+	if (size != FZ_CHUNK_AUTO && (size < FZ_CHUNK_MIN || size > FZ_CHUNK_MAX))
 		return -EINVAL;
 	WRITE_ONCE(fz_chunk_size, size);
 	return 0;
@@ -128,7 +138,25 @@ static const struct kernel_param_ops fz_chunk_size_ops = {
 
 module_param_cb(chunk_size, &fz_chunk_size_ops, &fz_chunk_size, 0644);
 MODULE_PARM_DESC(chunk_size,
-		 "Bytes cleared per chunk of a read, 4096 to 8 MiB (default 2 MiB)");
+		 "Bytes a read clears between signal checks: 0 (default) by the preemption model, else 4096 to 1 GiB");
+
+/* read_extent: what reads use now, and why. */
+static int fz_read_extent_get(char *buf, const struct kernel_param *kp)
+{
+	const char *why;
+	size_t extent = fz_read_extent(&why);
+
+	return sysfs_emit(buf, "%zu %s (%s)\n", extent, fz_preempt_model(), why);
+}
+
+static const struct kernel_param_ops fz_read_extent_ops = {
+	.set	= fz_param_set_report,
+	.get	= fz_read_extent_get,
+};
+
+module_param_cb(read_extent, &fz_read_extent_ops, NULL, 0444);
+MODULE_PARM_DESC(read_extent,
+		 "Bytes a read clears between signal checks now, the preemption model, and why (read-only)");
 
 module_param_named(nt_threshold, fz_nt_threshold, ulong, 0644);
 MODULE_PARM_DESC(nt_threshold,
@@ -192,16 +220,6 @@ module_param_cb(shared_huge, &fz_shared_huge_ops, NULL, 0444);
 MODULE_PARM_DESC(shared_huge,
 		 "Huge pages for MAP_SHARED, as tmpfs huge=: never, always, within_size (default) or advise");
 
-/*
- * Parameters that only report what the module chose.  parse_one() calls
- * ->set for a value given at load time without checking that there is one,
- * so each has a ->set, and it refuses.
- */
-static int fz_param_set_report(const char *val, const struct kernel_param *kp)
-{
-	return -EINVAL;
-}
-
 /* clear_user_variant: what the alternatives chose. */
 static int fz_clear_user_variant_get(char *buf, const struct kernel_param *kp)
 {
@@ -233,9 +251,10 @@ static int __init fz_init(void)
 		fz_shmem_unmount();
 		return ret;
 	}
-	pr_info("clear_user: %s (erms_threshold %lu), chunk %lu, shared huge=%s\n",
+	pr_info("clear_user: %s (erms_threshold %lu), read extent %zu (%s), shared huge=%s\n",
 		fz_loop_names[fz_clear_user_selected()], fz_erms_threshold,
-		fz_chunk_size, fz_shared_huge_names[fz_shared_huge]);
+		fz_read_extent(NULL), fz_preempt_model(),
+		fz_shared_huge_names[fz_shared_huge]);
 	return 0;
 }
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* read.c - read(), read_iter() and splice_read(): large chunks, exact faults, signals, NOWAIT, zero page. */
+/* read.c - read, read_iter, splice_read: extents, exact faults, signals, NOWAIT, the zero page. */
 
 #include <linux/fs.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/pipe_fs_i.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/splice.h>
 #include <linux/uio.h>
@@ -12,7 +14,7 @@
 #include "fastzero.h"
 #include "stats.h"
 
-unsigned long fz_chunk_size = FZ_CHUNK_DEFAULT;
+unsigned long fz_chunk_size = FZ_CHUNK_AUTO;
 unsigned long fz_nt_threshold = FZ_NT_THRESHOLD_DEFAULT;
 int fz_forced_loop = FZ_LOOP_AUTO;
 
@@ -39,9 +41,55 @@ static unsigned long fz_clear_chunk(int loop, void __user *to, unsigned long n)
 	return fz_clear_user_loop(loop, to, n);
 }
 
-static size_t fz_chunk_max(void)
+/* Clearing rate of recent large extents in bytes per microsecond (EWMA). */
+static unsigned long fz_rate = 10000;	/* 10 GB/s until measured */
+
+/**
+ * fz_read_extent() - bytes a read clears between signal checks
+ * @why: if not NULL, set to the reason, for sysfs
+ *
+ * Return: chunk_size if set, else the extent for the preemption model the
+ * kernel runs (see fastzero.h).
+ */
+size_t fz_read_extent(const char **why)
 {
-	return READ_ONCE(fz_chunk_size);
+	unsigned long forced = READ_ONCE(fz_chunk_size);
+	const char *reason;
+	size_t extent;
+
+	if (forced) {
+		extent = forced;
+		reason = "set by chunk_size";
+	} else if (!preempt_model_preemptible()) {
+		extent = FZ_EXTENT_COOP;
+		reason = "cooperative: PROCESS_PAGES_NON_PREEMPT_BATCH, cond_resched() between";
+	} else {
+		extent = READ_ONCE(fz_rate) * (FZ_SIGNAL_BUDGET_NS / NSEC_PER_USEC);
+		extent = clamp_t(size_t, extent, FZ_EXTENT_COOP, FZ_EXTENT_PREEMPT_MAX);
+		extent = round_down(extent, PAGE_SIZE);
+		reason = "preemptible: a 4 ms signal budget at the measured clearing rate";
+	}
+	if (why)
+		*why = reason;
+	return extent;
+}
+
+/* A clock reading for an extent worth timing (the rate sizes extents), else 0. */
+static u64 fz_time_start(size_t n)
+{
+	return n >= FZ_EXTENT_COOP ? local_clock() : 0;
+}
+
+static void fz_time_end(u64 t0, size_t done)
+{
+	u64 ns;
+
+	if (!t0 || done < FZ_EXTENT_COOP)
+		return;
+	ns = local_clock() - t0;
+	if (ns)
+		WRITE_ONCE(fz_rate, (7 * READ_ONCE(fz_rate) +
+				     div64_u64((u64)done * NSEC_PER_USEC, ns)) / 8);
 }
 
 /*
@@ -52,15 +100,17 @@ static size_t fz_chunk_max(void)
 ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos)
 {
-	size_t chunk_max = fz_chunk_max();
+	size_t chunk_max = fz_read_extent(NULL);
 	int loop = fz_read_loop(count);
 	size_t cleared = 0;
 
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
 		size_t chunk = min(count, chunk_max);
+		u64 t0 = fz_time_start(chunk);
 		size_t left = fz_clear_chunk(loop, buf + cleared, chunk);
 
+		fz_time_end(t0, chunk - left);
 		cleared += chunk - left;
 		if (unlikely(left)) {
 			fz_stat_inc(FZ_STAT_READ_FAULTS);
@@ -120,15 +170,19 @@ static size_t fz_zero_iter(int loop, struct iov_iter *iter, size_t max,
  */
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
-	size_t chunk_max = fz_chunk_max();
+	size_t chunk_max = fz_read_extent(NULL);
 	int loop = fz_read_loop(iov_iter_count(iter));
 	size_t written = 0;
 
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (iov_iter_count(iter)) {
+		u64 t0 = fz_time_start(min(iov_iter_count(iter), chunk_max));
+		size_t done;
 		bool fault;
 
-		written += fz_zero_iter(loop, iter, chunk_max, &fault);
+		done = fz_zero_iter(loop, iter, chunk_max, &fault);
+		fz_time_end(t0, done);
+		written += done;
 		if (unlikely(fault)) {
 			fz_stat_inc(FZ_STAT_READ_FAULTS);
 			if (!written)
