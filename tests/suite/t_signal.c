@@ -9,9 +9,16 @@
  * time the full read takes (at most 20 ms), and the read must come back in
  * less than half of the full time with 0 < count < requested, both with and
  * without SA_RESTART.  SIGKILL must end the reading process promptly too.
+ *
+ * Signal latency: a single read() of MAX_RW_COUNT (2 GiB, into eight
+ * mappings of one memfd) interrupted by SIGALRM must return within twice
+ * the time one read extent takes at the rate the full read ran (plus 50 ms
+ * of scheduling slack): the extent, the preemption model and the latency
+ * are reported (parameter read_extent).
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,11 +35,13 @@ static int dev, ref;
 static unsigned char *big;
 static size_t big_len = 256 * FZ_MiB;
 static volatile sig_atomic_t alarms;
+static volatile double alarm_at;
 
 static void on_alarm(int sig)
 {
 	(void)sig;
 	alarms++;
+	alarm_at = fz_now();
 }
 
 struct sig_case {
@@ -200,6 +209,85 @@ static int test_sigkill(const void *arg, char *why)
 	return FZ_PASS;
 }
 
+/* NIOV consecutive mappings of one big_len memfd: a window for one read(). */
+static unsigned char *window_map(size_t *len)
+{
+	unsigned char *w;
+	int fd, i;
+
+	*len = NIOV * big_len;
+	fd = memfd_create("fz_window", 0);
+	if (fd < 0 || ftruncate(fd, big_len))
+		return NULL;
+	w = mmap(NULL, *len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (i = 0; w != MAP_FAILED && i < NIOV; i++)
+		if (mmap(w + i * big_len, big_len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED)
+			w = MAP_FAILED;
+	close(fd);
+	return w == MAP_FAILED ? NULL : w;
+}
+
+/* One read() of @len at @w from @fd, SIGALRM after @delay: latency in s. */
+static double alarm_latency(int fd, unsigned char *w, size_t len, double delay,
+			    ssize_t *ret)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { { 0, 0 }, { (long)delay,
+					     (long)((delay - (long)delay) * 1e6) } };
+	double end;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarms = 0;
+	alarm_at = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	*ret = read(fd, w, len);
+	end = fz_now();
+	signal(SIGALRM, SIG_IGN);
+	return alarm_at > 0 ? end - alarm_at : -1;
+}
+
+static int test_latency(const void *arg, char *why)
+{
+	size_t len, wlen, extent;
+	double full, bound, lat, ref_lat, t0;
+	unsigned char *w = window_map(&wlen);
+	char model[128] = "";
+	ssize_t ret, rret;
+
+	(void)arg;
+	if (!w)
+		return fz_fail(why, "cannot map the 2 GiB window: %s", strerror(errno));
+	len = wlen < 0x7ffff000 ? wlen : 0x7ffff000;	/* MAX_RW_COUNT */
+	t0 = fz_now();
+	ret = read(dev, w, len);
+	full = fz_now() - t0;
+	if (ret != (ssize_t)len) {
+		munmap(w, wlen);
+		return fz_fail(why, "uninterrupted read returned %zd", ret);
+	}
+	if (fz_module && !fz_read_file(FZ_PARAMS "/read_extent", model, sizeof(model)))
+		extent = strtoul(model, NULL, 10);
+	else
+		extent = len;	/* unknown: only report */
+	t0 = full / 10 < 0.020 ? full / 10 : 0.020;	/* SIGALRM delay */
+	lat = alarm_latency(dev, w, len, t0, &ret);
+	ref_lat = alarm_latency(ref, w, len, t0, &rret);
+	munmap(w, wlen);
+	bound = 2 * full * extent / len + 0.050;
+	fz_diag("  read() of %zu: full %.1f ms; after SIGALRM %s returned %zd in %.2f ms, %s %zd in %.2f ms; read_extent %s; bound %.1f ms",
+		len, full * 1e3, fz_dev_name, ret, lat * 1e3, fz_ref_name, rret,
+		ref_lat * 1e3, model, bound * 1e3);
+	if (lat < 0 || ret <= 0 || (size_t)ret >= len)
+		return fz_fail(why, "read returned %zd, SIGALRM %s", ret,
+			       lat < 0 ? "not delivered during it" : "delivered");
+	if (lat > bound)
+		return fz_fail(why, "returned %.1f ms after SIGALRM, bound %.1f ms (extent %zu)",
+			       lat * 1e3, bound * 1e3, extent);
+	return FZ_PASS;
+}
+
 static const struct sig_case cases[] = {
 	{ "sigalrm_readv_2GiB", 1, 0 },
 	{ "sigalrm_readv_2GiB_sa_restart", 1, 1 },
@@ -212,8 +300,8 @@ int main(int argc, char **argv)
 	size_t i;
 
 	fz_setup(argc, argv, &dev, &ref);
-	if (fz_quick)
-		big_len = 64 * FZ_MiB;
+	if (fz_quick)	/* still four read extents of 32 MiB */
+		big_len = 128 * FZ_MiB;
 	big = fz_mmap(big_len, PROT_READ | PROT_WRITE);
 	if (!big) {
 		fz_report(FZ_FAIL, "setup", "cannot map the read buffer");
@@ -224,6 +312,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < FZ_ARRAY_SIZE(cases); i++)
 		fz_run(test_signal, &cases[i], "%s", cases[i].name);
 	fz_run(test_sigkill, NULL, "sigkill_during_readv_2GiB");
+	fz_run(test_latency, NULL, "sigalrm_read_2GiB_latency_within_extent");
 
 	return fz_exit();
 }

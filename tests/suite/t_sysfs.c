@@ -172,6 +172,31 @@ static void test_nt_threshold(const char *val)
 }
 
 /*
+ * read_extent with chunk_size 0: 32 MiB on a cooperative kernel (mainline's
+ * clear_pages() batch), 32 MiB to 1 GiB on a preemptible one.
+ */
+static int test_read_extent(const void *arg, char *why)
+{
+	char val[160], model[32] = "";
+	unsigned long extent;
+
+	(void)arg;
+	if (param_read("read_extent", val, sizeof(val)))
+		return fz_fail(why, "read_extent not readable");
+	fz_diag("  read_extent: %s", val);
+	if (sscanf(val, "%lu %31s", &extent, model) != 2)
+		return fz_fail(why, "read_extent \"%s\" is not \"BYTES MODEL (...)\"", val);
+	if (!strcmp(model, "none") || !strcmp(model, "voluntary"))
+		return extent == 32 * FZ_MiB ? FZ_PASS :
+		       fz_fail(why, "%s kernel: extent %lu, expected 32 MiB", model, extent);
+	if (strcmp(model, "full") && strcmp(model, "lazy") && strcmp(model, "rt"))
+		return fz_fail(why, "unknown preemption model \"%s\"", model);
+	if (extent < 32 * FZ_MiB || extent > FZ_GiB || extent % 4096)
+		return fz_fail(why, "%s kernel: extent %lu outside 32 MiB..1 GiB", model, extent);
+	return FZ_PASS;
+}
+
+/*
  * Read-only parameters: what the module chose at load.  Root may open the
  * file for writing; the write itself must fail and change nothing.
  */
@@ -210,10 +235,10 @@ static void restore_after(const char *name, const char *val,
 
 int main(int argc, char **argv)
 {
-	/* 4 KiB (as /dev/zero) to 8 MiB (~1 ms at 10 GB/s) are accepted. */
-	static const char *const bad_chunks[] = { "0", "abc", "-1", "\n", "12abc",
-						  "4095", "8388609" };
-	static const char *const chunks[] = { "4096", "8388608" };
+	/* 0 (by the preemption model), or 4 KiB (as /dev/zero) to 1 GiB. */
+	static const char *const bad_chunks[] = { "1", "abc", "-1", "\n", "12abc",
+						  "4095", "1073741825" };
+	static const char *const chunks[] = { "4096", "8388608", "1073741824" };
 	const char *nv[2];
 	char chunk0[64];
 	size_t i;
@@ -241,6 +266,7 @@ int main(int argc, char **argv)
 		return fz_exit();
 	}
 	fz_diag("chunk_size default: %s", chunk0);
+	fz_run(test_read_extent, NULL, "read_extent_follows_preemption_model");
 	for (i = 0; i < FZ_ARRAY_SIZE(chunks); i++)
 		set_and_check("chunk_size", chunks[i], "chunk_size");
 	nv[0] = "chunk_size";
