@@ -4,7 +4,8 @@
 # Usage (standalone): tests/vm/kernels.sh <id>   -> prints KID=, KVER=, VMLINUZ=, KDIR=, FZ_CHROOT=
 # Usage (sourced):    fz_kernel_resolve <id>     -> sets/exports those variables
 #
-# Kernel ids with major >= FZ_SID_MIN_MAJOR (default 7) come from Debian sid and
+# Kernel ids with major >= FZ_SID_MIN_MAJOR (default 7), and "newest" (the
+# newest version in sid or experimental), come from Debian sid and
 # are built inside a cached sid chroot ($FZ_CACHE/sid/root, FZ_CHROOT is set and
 # KDIR is a path inside it); older ids come from the host's bookworm sources
 # (FZ_CHROOT is empty, headers go to /usr/src via apt). The newest version that has
@@ -53,9 +54,19 @@ fz_sid_run() {
 	)
 }
 
+# Experimental as well, for the newest kernel Debian ships (7.3-rc beside
+# sid's 7.2): its packages are NotAutomatic, installed only when named.
+fz_sid_sources() {
+	local f=$FZ_SID_ROOT/etc/apt/sources.list.d/experimental.list
+	[[ -s $f ]] && return 0
+	echo "deb $FZ_SID_MIRROR experimental main" >"$f"
+	rm -f "$FZ_SID_ROOT/var/lib/apt/.fz-updated"
+}
+
 # Refresh the chroot's package lists when they are over a day old (sid moves).
 fz_sid_apt_update() {
 	local stamp=$FZ_SID_ROOT/var/lib/apt/.fz-updated
+	fz_sid_sources
 	[[ -z ${FZ_REFRESH:-} && -n $(find "$stamp" -mmin -1440 2>/dev/null) ]] && return 0
 	fz_log "apt-get update in sid chroot"
 	if fz_sid_run apt-get -qq -o Acquire::Check-Valid-Until=false update >&2; then
@@ -63,6 +74,34 @@ fz_sid_apt_update() {
 	else
 		fz_log "apt-get update in the sid chroot failed (continuing with old lists)"
 	fi
+}
+
+# ---------- QEMU ----------
+
+# fz_qemu_resolve CPU: set the array FZ_QEMU to a qemu-system-x86_64 command
+# that knows every +feature of the -cpu string CPU: the host's QEMU, else
+# sid's (Debian 12's QEMU 7.2 has no FSRS, for one), run from the sid
+# chroot's files through the chroot's own dynamic loader.
+fz_qemu_resolve() {
+	local f known r=$FZ_SID_ROOT lib
+	FZ_QEMU=(qemu-system-x86_64)
+	known=$(qemu-system-x86_64 -cpu help)
+	for f in ${1//,/ }; do
+		[[ $f == +* ]] && ! grep -qw -- "${f#+}" <<<"$known" && break
+		f=''
+	done
+	[[ -n $f ]] || return 0
+	fz_sid_ensure
+	if [[ ! -x $r/usr/bin/qemu-system-x86_64 ]]; then
+		fz_sid_apt_update
+		fz_log "installing qemu-system-x86 in the sid chroot (for -cpu $1)"
+		fz_sid_run apt-get install -y -qq --no-install-recommends qemu-system-x86 >&2
+	fi
+	lib=$r/usr/lib/x86_64-linux-gnu
+	FZ_QEMU=(env "QEMU_MODULE_DIR=$lib/qemu" "$r/lib64/ld-linux-x86-64.so.2"
+		--library-path "$lib:$r/lib/x86_64-linux-gnu" "$r/usr/bin/qemu-system-x86_64"
+		-L "$r/usr/share/seabios" -L "$r/usr/share/qemu")
+	fz_log "-cpu $1 needs ${f#+}: $("${FZ_QEMU[@]}" --version | head -n1) from the sid chroot"
 }
 
 # ---------- package queries (host or chroot) ----------
@@ -76,9 +115,11 @@ fz_apt_q() {
 
 fz_pkg_exists() { fz_apt_q "$1" apt-cache show "$2" >/dev/null 2>&1; }
 
-# fz_version_regex ID: "6.1" -> versions like 6.1.0-57-amd64, "7" -> 7.2.13+deb14-amd64.
+# fz_version_regex ID: "6.1" -> versions like 6.1.0-57-amd64, "7" -> 7.2.13+deb14-amd64,
+# "newest" -> any (7.3-amd64 from experimental).
 fz_version_regex() {
 	local esc=${1//./\\.}
+	[[ $1 == newest ]] && esc='[0-9]+'
 	printf '%s(\\.[0-9]+)*(-[0-9]+|\\+deb[0-9]+)?-amd64' "$esc"
 }
 
@@ -200,8 +241,10 @@ fz_kernel_resolve() {
 		fz_debug_resolve "$id"
 		return 0
 	fi
-	[[ $id =~ ^[0-9]+(\.[0-9]+)*$ ]] || fz_die "bad kernel id '$id'"
-	((${id%%.*} >= FZ_SID_MIN_MAJOR)) && where=sid
+	[[ $id =~ ^[0-9]+(\.[0-9]+)*$ || $id == newest ]] || fz_die "bad kernel id '$id'"
+	if [[ $id == newest ]] || ((${id%%.*} >= FZ_SID_MIN_MAJOR)); then
+		where=sid
+	fi
 	envf=$FZ_CACHE/kernels/$id.env
 	mkdir -p "$FZ_CACHE/kernels"
 	if [[ $where == sid ]]; then

@@ -6,7 +6,8 @@
 #       --cmd '<shell command>' --log <file> [--mem 2G] [--smp 2] [--timeout SEC] \
 #       [--module <ko> | --no-module] [--no-fio] [--append '<extra kernel args>']
 #   <id>      kernel id: 6.1, 6.12, 7, 6.12-debug (see kernels.sh; fetched/built into $FZ_CACHE on first use)
-#   --cpu     e.g. "max" (ERMS+REP_GOOD) or "max,-erms" (REP_GOOD only)
+#   --cpu     e.g. "max" (ERMS+REP_GOOD) or "max,-erms" (REP_GOOD only); a
+#             +feature the host's QEMU lacks ("max,+fsrs") runs sid's QEMU
 #   --module  use this .ko instead of building the repo's driver/ for <id> (W=1)
 #   --no-module  boot without loading anything (baseline runs against /dev/zero)
 #   --no-fio  leave fio out of the initramfs (smaller/faster boot)
@@ -51,9 +52,10 @@ boot() {
 	local vmlinuz=$1 initrd=$2 cpu=$3 mem=$4 smp=$5 tmo=$6 append=$7 log=$8 rc=0
 	local accel
 	accel=$(fz_accel)
+	fz_qemu_resolve "$cpu"
 	fz_log "boot $KVER cpu=$cpu accel=$accel mem=$mem smp=$smp timeout=${tmo}s log=$log"
 	set +e
-	timeout -k 10 "$tmo" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -m "$mem" \
+	timeout -k 10 "$tmo" "${FZ_QEMU[@]}" -accel "$accel" -cpu "$cpu" -m "$mem" \
 		-smp "$smp" -display none -vga none -monitor none -serial stdio -nic none \
 		-no-reboot -kernel "$vmlinuz" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 quiet $append" \
