@@ -148,12 +148,13 @@ struct racer {
 	volatile int stop;
 	unsigned long uses;
 	char why[FZ_WHYLEN];
+	unsigned char buf[64 * 1024];
 };
 
 /* One use of the device: open, read, map shared or private, touch, close. */
-static int use_device(unsigned long n, char *why)
+static int use_device(unsigned long n, unsigned char *buf, size_t len,
+		      char *why)
 {
-	static unsigned char buf[64 * 1024];
 	int flags = n & 1 ? MAP_SHARED : MAP_PRIVATE;
 	unsigned char *p;
 	ssize_t got;
@@ -163,11 +164,11 @@ static int use_device(unsigned long n, char *why)
 	if (fd < 0)	/* unloaded: the node is gone or no longer opens */
 		return errno == ENOENT || errno == ENXIO || errno == ENODEV ? 0 :
 		       fz_fail(why, "open: %s", strerrorname_np(errno));
-	memset(buf, 0xa5, sizeof(buf));
-	got = read(fd, buf, sizeof(buf));
-	if (got != sizeof(buf) || check_zero(buf, sizeof(buf), why)) {
+	memset(buf, 0xa5, len);
+	got = read(fd, buf, len);
+	if (got != (ssize_t)len || check_zero(buf, len, why)) {
 		close(fd);
-		return got == sizeof(buf) ? FZ_FAIL :
+		return got == (ssize_t)len ? FZ_FAIL :
 		       fz_fail(why, "read returned %zd", got);
 	}
 	p = mmap(NULL, 2 * FZ_MiB, PROT_READ | PROT_WRITE, flags, fd, 0);
@@ -191,7 +192,7 @@ static void *racer_main(void *arg)
 	struct racer *r = arg;
 
 	while (!r->stop)
-		if (use_device(r->uses++, r->why))
+		if (use_device(r->uses++, r->buf, sizeof(r->buf), r->why))
 			break;
 	return NULL;
 }
@@ -202,7 +203,7 @@ static void *racer_main(void *arg)
  */
 static int test_reload_races(const void *arg, char *why)
 {
-	struct racer r[RACERS];
+	static struct racer r[RACERS];
 	unsigned long busy = 0, uses = 0;
 	int i, k, err, ret = FZ_PASS;
 	double until;
