@@ -1,0 +1,453 @@
+#!/usr/bin/env bash
+# debian-guest.sh: the real-machine path in a full Debian 12 guest (systemd, udev, DKMS): the README's steps, make install/uninstall, DKMS, modprobe.d, modules-load.d, signing, native make bench.
+#
+# Usage: tests/vm/debian-guest.sh           build the image if needed, boot it twice, print TAP
+#        tests/vm/debian-guest.sh --build   only build the image
+#        tests/vm/debian-guest.sh --host    only the packaging checks on the host (no VM)
+#        tests/vm/debian-guest.sh --guest   the steps, inside the guest (fz-guest.service)
+# Env: FZ_DG_TIMEOUT  seconds per boot (default 1800); FZ_DG_MEM (default 3G)
+#
+# The image ($FZ_CACHE/debian-guest/root.img, ~10 min to build once) is a raw
+# ext4 file system made with mkfs.ext4 -d from a debootstrapped bookworm with
+# the 6.12 kernel and headers, gcc, make, dkms, fio, and the 6.1 headers' .debs
+# in /opt/fz-debs (installed offline by a step). Each run boots a qcow2 overlay
+# of it with its own vmlinuz/initrd, root=/dev/vda, and the checkout (git's
+# tracked and untracked-not-ignored files) as an ext4 disk on /dev/vdb, mounted
+# at /src. fz-guest.service runs this script with --guest; every step prints
+# "FZG: ok - NAME" or "FZG: not ok - NAME # DETAIL", which becomes one TAP
+# line here. Boot 1 ends with "FZG: reboot" (the guest powers off); boot 2
+# (same disk) checks what modules-load.d, udev and modprobe.d did at boot.
+# Serial logs: $FZ_CACHE/debian-guest/logs/boot{1,2}.log.
+set -uo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DG_DIR=$FZ_CACHE/debian-guest
+DG_MIRROR=${FZ_DG_MIRROR:-http://deb.debian.org/debian}
+DG_SECURITY=${FZ_DG_SECURITY:-http://deb.debian.org/debian-security}
+DG_TIMEOUT=${FZ_DG_TIMEOUT:-1800}
+DG_MEM=${FZ_DG_MEM:-3G}
+# TCG runs rep stosb ~10x slower than rep stosq: max,-erms keeps the README's
+# dd and fio lines short (the variant matrix is check.sh's busybox boots).
+DG_CPU=${FZ_DG_CPU:-max,-erms}
+DG_DEBS=/opt/fz-debs	# in the guest: the second kernel's headers
+# dwarves: pahole, which Kbuild runs on every module for 6.12's BTF (README).
+DG_PKGS=(systemd-sysv udev kmod initramfs-tools sudo gcc make libc6-dev dkms openssl
+	dwarves fio gnuplot-nox jq procps)
+
+# ---------- host: image ----------
+
+# dg_kvers: sets K1 (the guest's kernel) and K2 (headers only), Debian 12's.
+dg_kvers() {
+	local id out
+	for id in 6.12 6.1; do
+		out=$("$FZ_VM_DIR/kernels.sh" "$id") || fz_die "kernel $id not obtainable"
+		if [[ $id == 6.12 ]]; then K1=$(sed -n 's/^KVER=//p' <<<"$out")
+		else K2=$(sed -n 's/^KVER=//p' <<<"$out"); fi
+	done
+}
+
+dg_chroot() { chroot "$DG_DIR/root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"; }
+
+# dg_configure ROOT: fstab, hostname, the test unit, no getty on the console.
+dg_configure() {
+	local r=$1
+	echo fz-guest >"$r/etc/hostname"
+	printf '127.0.0.1 localhost\n127.0.1.1 fz-guest\n' >"$r/etc/hosts"
+	printf '/dev/vda / ext4 rw 0 0\n/dev/vdb /src ext4 rw,nofail 0 0\n' >"$r/etc/fstab"
+	mkdir -p "$r/src"
+	cat >"$r/etc/systemd/system/fz-guest.service" <<'EOF'
+[Unit]
+Description=fastzero guest steps (tests/vm/debian-guest.sh --guest)
+After=local-fs.target systemd-modules-load.service systemd-udev-trigger.service
+RequiresMountsFor=/src
+
+[Service]
+Type=oneshot
+ExecStart=/src/tests/vm/debian-guest.sh --guest
+StandardOutput=tty
+StandardError=inherit
+TTYPath=/dev/ttyS0
+TimeoutStartSec=infinity
+
+[Install]
+WantedBy=multi-user.target
+EOF
+	ln -sf /etc/systemd/system/fz-guest.service \
+		"$r/etc/systemd/system/multi-user.target.wants/fz-guest.service"
+	ln -sf /dev/null "$r/etc/systemd/system/serial-getty@ttyS0.service"
+	ln -sf /dev/null "$r/etc/systemd/system/getty@tty1.service"
+	passwd -R "$r" -d root >/dev/null
+}
+
+dg_build_image() {
+	local id log=$DG_DIR/build.log r=$DG_DIR/root t0
+	t0=$(date +%s)
+	dg_kvers
+	id="v1 $K1 $K2 ${DG_PKGS[*]}"
+	[[ -s $DG_DIR/root.img && $(cat "$DG_DIR/image.id" 2>/dev/null) == "$id" ]] && return 0
+	fz_need_pkgs debootstrap e2fsprogs qemu-utils
+	fz_log "building the Debian guest image into $DG_DIR (log: $log)"
+	rm -rf "$r" "$DG_DIR/root.img" "$DG_DIR/image.id"
+	mkdir -p "$DG_DIR"
+	debootstrap --variant=minbase bookworm "$r" "$DG_MIRROR" >"$log" 2>&1 ||
+		fz_die "debootstrap failed, see $log"
+	cat >"$r/etc/apt/sources.list" <<EOF
+deb $DG_MIRROR bookworm main
+deb $DG_MIRROR bookworm-updates main
+deb $DG_SECURITY bookworm-security main
+EOF
+	printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"
+	chmod +x "$r/usr/sbin/policy-rc.d"
+	mount -t proc proc "$r/proc"
+	# shellcheck disable=SC2064 # expand now: the path
+	trap "umount '$r/proc' 2>/dev/null" EXIT
+	mkdir -p "$r$DG_DEBS/partial"
+	if ! { dg_chroot apt-get -qq update &&
+		dg_chroot apt-get install -y -qq --no-install-recommends "${DG_PKGS[@]}" &&
+		# apart, so that the initramfs is made once (not again by triggers)
+		dg_chroot apt-get install -y -qq --no-install-recommends \
+			"linux-image-$K1" "linux-headers-$K1" &&
+		dg_chroot apt-get install -y -qq -d --no-install-recommends \
+			-o Dir::Cache::archives="$DG_DEBS" "linux-headers-$K2" &&
+		dg_chroot apt-get clean; } >>"$log" 2>&1; then
+		umount "$r/proc"
+		fz_die "package install in the guest root failed, see $log"
+	fi
+	umount "$r/proc"
+	trap - EXIT
+	rm -rf "$r$DG_DEBS/partial" "$r/usr/sbin/policy-rc.d" "$r"/var/lib/apt/lists/*_Packages
+	compgen -G "$r$DG_DEBS/linux-headers-${K2}_*.deb" >/dev/null || fz_die "no $K2 headers .deb, see $log"
+	dg_configure "$r"
+	cp "$r/boot/vmlinuz-$K1" "$DG_DIR/vmlinuz"
+	cp "$r/boot/initrd.img-$K1" "$DG_DIR/initrd.img"
+	mkfs.ext4 -q -F -L fzroot -d "$r" "$DG_DIR/root.img.tmp" 8G >>"$log" 2>&1 ||
+		fz_die "mkfs.ext4 -d failed, see $log"
+	mv "$DG_DIR/root.img.tmp" "$DG_DIR/root.img"
+	rm -rf "$r"
+	echo "$id" >"$DG_DIR/image.id"
+	fz_log "image built in $(($(date +%s) - t0)) s"
+}
+
+
+# ---------- host: packaging checks (no VM) ----------
+
+# dg_stage DIR: the checkout as a new user gets it (tracked and untracked,
+# not ignored files: no build products).
+dg_stage() {
+	local f
+	rm -rf "$1" && mkdir -p "$1"
+	(cd "$FZ_REPO" && git ls-files -co --exclude-standard -z) |
+		while IFS= read -r -d '' f; do
+			[[ -e $FZ_REPO/$f ]] && cp -a --parents "$f" "$1/" 2>/dev/null
+		done
+	chmod -R a+rX "$1"
+	[[ -f $1/Makefile && -f $1/dkms.conf ]]
+}
+
+tap() {	# tap 0|1 NAME [DETAIL]
+	if [[ $1 == 0 ]]; then echo "ok - $2"; else echo "not ok - $2${3:+ # $3}"; DG_FAILED=1; fi
+}
+
+# refused CMD...: exit status non-zero, exactly one line on stderr.
+refused() {
+	local err rc=0
+	err=$("$@" 2>&1 >/dev/null) || rc=$?
+	echo "# $* -> $rc: $err"
+	((rc != 0)) && [[ $(wc -l <<<"$err") == 1 ]]
+}
+
+dg_host_checks() {
+	local src=$DG_DIR/run/host-src d=$DG_DIR/run/destdir files want
+	dg_stage "$src" || { tap 1 "checkout staged"; return; }
+	rm -rf "$d"
+	if make -C "$src" install DESTDIR="$d" AUTOLOAD=1 >"$DG_DIR/run/host-install.log" 2>&1; then
+		files=$(cd "$d" && find . -type f | sort | tr '\n' ' ')
+		want='./etc/modprobe.d/fastzero.conf ./etc/modules-load.d/fastzero.conf ./etc/udev/rules.d/60-fastzero.rules ./lib/modules/*/updates/driver/fastzero.ko*'
+		echo "# make install DESTDIR=... AUTOLOAD=1 wrote: $files"
+		# shellcheck disable=SC2254 # want is a pattern
+		case "$files" in $want) tap 0 "host: make install DESTDIR= AUTOLOAD=1 writes the module, udev rule, modprobe.d and modules-load.d files" ;;
+		*) tap 1 "host: make install DESTDIR= AUTOLOAD=1 writes the module, udev rule, modprobe.d and modules-load.d files" "got: $files" ;;
+		esac
+		make -C "$src" uninstall DESTDIR="$d" >>"$DG_DIR/run/host-install.log" 2>&1
+		files=$(cd "$d" && find . -type f | sort | tr '\n' ' ')
+		tap "$([[ -z $files ]] && echo 0 || echo 1)" "host: make uninstall DESTDIR= removes every file install wrote" "left: $files"
+	else
+		tap 1 "host: make install DESTDIR= AUTOLOAD=1" "log: $DG_DIR/run/host-install.log"
+	fi
+	rm -rf "$d"
+	refused make -C "$src" KDIR=/nonexistent
+	tap $? "host: make without kernel headers: one line on stderr, non-zero exit"
+	refused make -C "$src" install KDIR=/nonexistent DESTDIR="$d" && [[ ! -e $d ]]
+	tap $? "host: make install without kernel headers: one line, non-zero exit, nothing written"
+	refused runuser -u nobody -- make -C "$src" install
+	tap $? "host: make install as non-root: one line, non-zero exit"
+	refused runuser -u nobody -- make -C "$src" bench
+	tap $? "host: make bench as non-root: one line, non-zero exit"
+}
+
+# ---------- host: boot ----------
+
+dg_boot() {	# dg_boot N: boot the run's disks, serial log to logs/bootN.log
+	local n=$1 log=$DG_DIR/logs/boot$1.log rc=0
+	fz_log "boot $n (cpu $DG_CPU, $(fz_accel), timeout ${DG_TIMEOUT}s): $log"
+	timeout -k 10 "$DG_TIMEOUT" qemu-system-x86_64 -accel "$(fz_accel)" -cpu "$DG_CPU" \
+		-m "$DG_MEM" -smp 2 -display none -vga none -monitor none -serial stdio \
+		-nic none -no-reboot -kernel "$DG_DIR/vmlinuz" -initrd "$DG_DIR/initrd.img" \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 quiet" \
+		-drive "file=$DG_DIR/run/root.qcow2,if=virtio,format=qcow2" \
+		-drive "file=$DG_DIR/run/src.img,if=virtio,format=raw" \
+		</dev/null 2>"$log.qemu-stderr" | sed -u 's/\r//g' >"$log" || rc=$?
+	return "$rc"
+}
+
+# dg_results LOG: the guest's FZG: lines as TAP.
+dg_results() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"FZG: ok - "*) echo "${line#FZG: }" ;;
+		"FZG: not ok - "*) echo "${line#FZG: }"; DG_FAILED=1 ;;
+		"FZG: # "*) echo "${line#FZG: }" ;;
+		esac
+	done < <(grep -a '^FZG: ' "$1")
+}
+
+dg_main() {
+	local t0 t rc n
+	DG_FAILED=0
+	fz_lock debian-guest
+	mkdir -p "$DG_DIR/logs" "$DG_DIR/run"
+	t0=$(date +%s)
+	if ! (dg_build_image) >&2; then
+		tap 1 "Debian guest image built" "log: $DG_DIR/build.log"
+		return 1
+	fi
+	echo "# image ready in $(($(date +%s) - t0)) s"
+	tap 0 "Debian guest image built ($(cut -d' ' -f2-3 "$DG_DIR/image.id"))"
+	dg_host_checks
+	dg_stage "$DG_DIR/run/src" || { tap 1 "checkout staged for the guest"; return 1; }
+	rm -f "$DG_DIR/run/src.img" "$DG_DIR/run/root.qcow2"
+	if ! mkfs.ext4 -q -F -L fzsrc -d "$DG_DIR/run/src" "$DG_DIR/run/src.img" 1G ||
+		! qemu-img create -q -f qcow2 -b "$DG_DIR/root.img" -F raw "$DG_DIR/run/root.qcow2"; then
+		tap 1 "run disks created"
+		return 1
+	fi
+	rm -rf "$DG_DIR/run/src" "$DG_DIR/run/host-src"
+	for n in 1 2; do
+		t=$(date +%s) rc=0
+		dg_boot "$n" || rc=$?
+		echo "# boot $n: $(($(date +%s) - t)) s (qemu status $rc)"
+		dg_results "$DG_DIR/logs/boot$n.log"
+		if [[ $n == 1 ]] && grep -aq '^FZG: reboot' "$DG_DIR/logs/boot1.log"; then
+			tap 0 "boot 1: guest ran its steps and rebooted"
+		elif [[ $n == 2 ]] && grep -aq '^FZG: done' "$DG_DIR/logs/boot2.log"; then
+			tap 0 "boot 2: guest ran its steps and powered off"
+		else
+			tap 1 "boot $n: guest ran its steps" \
+				"$( ((rc == 124)) && echo "TIMEOUT after $DG_TIMEOUT s" || echo "qemu status $rc") (log: $DG_DIR/logs/boot$n.log)"
+			break
+		fi
+	done
+	rm -f "$DG_DIR/run/src.img" "$DG_DIR/run/root.qcow2"
+	echo "# total $(($(date +%s) - t0)) s"
+	return "$DG_FAILED"
+}
+
+# ---------- guest: the steps ----------
+
+G_STATE=/var/lib/fz-guest
+
+g_ok() { echo "FZG: ok - $1"; }
+g_fail() { echo "FZG: not ok - $1${2:+ # $2}"; }
+g_note() { echo "FZG: # $*"; }
+
+# g_check NAME CMD...: one counted step; the command's output goes to the log.
+g_check() {
+	local name=$1 rc=0
+	shift
+	echo "FZG-step: $name ($(date +%T), uptime $(cut -d' ' -f1 /proc/uptime) s)"
+	"$@" || rc=$?
+	if ((rc == 0)); then g_ok "$name"; else g_fail "$name" "exit $rc"; fi
+	return "$rc"
+}
+
+# g_readme TEXT: the README's indented command line that starts with TEXT,
+# run verbatim (one step), from the checkout.
+g_readme() {
+	local line
+	line=$(awk -v p="$1" 'substr($0, 1, 4) == "    " && index(substr($0, 5), p) == 1 {
+		print substr($0, 5); exit }' /src/README.md)
+	if [[ -z $line ]]; then
+		g_fail "README: $1" "no such command line in README.md"
+		return 1
+	fi
+	g_check "README: $line" bash -c "$line"
+}
+
+# g_snapshot: what make install/uninstall can touch, one path per line.
+g_snapshot() {
+	find /etc/modprobe.d /etc/modules-load.d /etc/udev /usr/lib/modules /usr/lib/udev \
+		-xdev \( -type f -o -type l \) 2>/dev/null | grep -v '/modules\.[a-z.]*$' | sort
+}
+
+g_param() { cat "/sys/module/fastzero/parameters/$1" 2>/dev/null; }
+g_loaded() { [[ -d /sys/module/fastzero ]]; }
+g_dev_ok() { [[ -c /dev/fastzero && $(stat -c %a /dev/fastzero) == 666 ]]; }
+g_reload_chunk() { modprobe -r fastzero && modprobe fastzero && [[ $(g_param chunk_size) == 65536 ]]; }
+
+# g_dkms_refused ARGS...: dkms build fails on dkms.conf's BUILD_EXCLUSIVE.
+g_dkms_refused() {
+	local out rc=0
+	out=$(dkms build "$@" 2>&1) || rc=$?
+	printf '%s\n' "$out"
+	((rc != 0)) && grep -q BUILD_EXCLUSIVE <<<"$out"
+}
+
+# g_modinfo_fields VERSION MODINFO: version, a description and an author.
+g_modinfo_fields() {
+	grep -qx "version: *$1" <<<"$2" && grep -q '^description: *.' <<<"$2" &&
+		grep -q '^author: *.' <<<"$2"
+}
+
+# g_modinfo_parms MODINFO: six parameters, each "name:description (type)".
+g_modinfo_parms() {
+	[[ $(grep -c '^parm:' <<<"$1") -ge 6 ]] && ! grep '^parm:' <<<"$1" | grep -qvE '^parm: *[a-z_]+:[^ (]'
+}
+
+g_stage1() {
+	local k1 k2 v out f
+	k1=$(uname -r)
+	v=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' dkms.conf)
+	g_note "boot 1: kernel $k1, fastzero $v, cpu: $(grep -o -w -e erms -e rep_good -e fsrm /proc/cpuinfo | sort -u | tr '\n' ' ')"
+	# The README, as a new user runs it.
+	g_readme 'make && sudo insmod driver/fastzero.ko'
+	g_check "/dev/fastzero is a character device, mode 0666" g_dev_ok
+	g_readme 'dd if=/dev/fastzero of=/dev/null bs=1M'
+	g_readme 'fio --filename=/dev/fastzero fio-jobs/'
+	out=$(g_readme 'cat /sys/module/fastzero/parameters/clear_user_variant')
+	printf '%s\n' "$out"
+	g_check "clear_user_variant is a variant name ($(g_param clear_user_variant))" \
+		grep -qxE 'unrolled|rep_stosq|erms|rep_stosb' <<<"$(g_param clear_user_variant)"
+	g_check "rmmod fastzero" rmmod fastzero
+	# modinfo: version from dkms.conf, description, author, every parameter described.
+	out=$(modinfo driver/fastzero.ko)
+	printf '%s\n' "$out"
+	g_check "modinfo: version $v (dkms.conf), description, author" g_modinfo_fields "$v" "$out"
+	g_check "modinfo: every parameter has a description" g_modinfo_parms "$out"
+	# Signing by hand with a generated key (README's Secure Boot section).
+	g_readme 'openssl req -new -x509'
+	# shellcheck disable=SC2016 # the README's text, expanded by the guest's bash
+	g_readme '/usr/src/linux-headers-$(uname -r)/scripts/sign-file'
+	out=$(g_readme 'modinfo -F signer driver/fastzero.ko')
+	printf '%s\n' "$out"
+	g_check "modinfo -F signer shows the generated key" grep -q '^fastzero' <<<"$(modinfo -F signer driver/fastzero.ko)"
+	rm -f key.priv key.der
+	# DKMS: install from the checkout, then a second kernel's headers.
+	g_readme 'dkms install .'
+	dkms status
+	g_check "dkms status: fastzero/$v installed for $k1" \
+		grep -q "^fastzero/$v, $k1, x86_64: installed" <<<"$(dkms status fastzero)"
+	g_check "modprobe fastzero loads DKMS's module" \
+		bash -c 'modprobe fastzero && modinfo -F filename fastzero | grep -q /updates/dkms/ && [[ -c /dev/fastzero ]]'
+	g_check "DKMS signed it with its MOK key (modinfo -F signer: $(modinfo -F signer fastzero))" \
+		test -n "$(modinfo -F signer fastzero)" -a -f /var/lib/dkms/mok.pub
+	g_check "modprobe -r fastzero" bash -c 'modprobe -r fastzero && ! [[ -e /sys/module/fastzero ]]'
+	f=$(compgen -G "$DG_DEBS/linux-headers-*-amd64_*.deb" | head -n1)
+	k2=$(basename "$f" | sed 's/^linux-headers-//; s/_.*//')
+	g_check "dpkg -i linux-headers-$k2 (offline .debs): DKMS builds fastzero for it" \
+		dpkg -i "$DG_DEBS"/*.deb
+	dkms status
+	g_check "dkms status: fastzero/$v installed for $k2 (automatically)" \
+		grep -q "^fastzero/$v, $k2, x86_64: installed" <<<"$(dkms status fastzero)"
+	f=$(compgen -G "/lib/modules/$k2/updates/dkms/fastzero.ko*" | head -n1)
+	g_check "the $k2 module's vermagic is $k2" \
+		grep -q "^$k2 " <<<"$(modinfo -F vermagic "${f:-/nonexistent}")"
+	g_check "dkms build for 5.10 is refused (BUILD_EXCLUSIVE)" \
+		g_dkms_refused "fastzero/$v" -k 5.10.0-30-amd64
+	g_check "dkms build for aarch64 is refused (BUILD_EXCLUSIVE)" \
+		g_dkms_refused "fastzero/$v" -k "$k1" -a aarch64
+	g_readme 'make dkms-uninstall'
+	g_check "DKMS removed fastzero from every kernel" \
+		bash -c "! dkms status fastzero | grep -q . && ! ls /lib/modules/*/updates/dkms/fastzero.ko* && ! [[ -e /usr/src/fastzero-$v ]]"
+	# make install, modprobe, modprobe.d, modules-load.d (checked at boot 2).
+	g_snapshot >"$G_STATE/before-install"
+	g_readme 'make install'
+	g_check "modprobe fastzero (make install's module)" \
+		bash -c 'modprobe fastzero && modinfo -F filename fastzero | grep -q /updates/driver/ && [[ -c /dev/fastzero ]]'
+	g_check "modprobe -r fastzero" bash -c 'modprobe -r fastzero && ! [[ -e /sys/module/fastzero ]]'
+	g_readme 'make install AUTOLOAD=1'
+	comm -13 "$G_STATE/before-install" <(g_snapshot) >"$G_STATE/installed"
+	g_note "make install wrote: $(tr '\n' ' ' <"$G_STATE/installed")"
+	g_check "make install wrote the module, the udev rule, modprobe.d and modules-load.d files" \
+		test "$(grep -c -e '/updates/driver/fastzero.ko' -e '/etc/udev/rules.d/60-fastzero.rules$' \
+			-e '/etc/modprobe.d/fastzero.conf$' -e '/etc/modules-load.d/fastzero.conf$' \
+			"$G_STATE/installed")" = 4
+	# Set one option as the installed example shows it.
+	sed -i 's/^#options fastzero chunk_size=.*/options fastzero chunk_size=65536/' /etc/modprobe.d/fastzero.conf
+	g_check "modprobe.d: chunk_size=65536 set in the installed example" \
+		grep -qx 'options fastzero chunk_size=65536' /etc/modprobe.d/fastzero.conf
+	echo 2 >"$G_STATE/stage"
+	echo "FZG: reboot"
+	systemctl --no-block reboot
+}
+
+g_stage2() {
+	g_note "boot 2: kernel $(uname -r)"
+	g_check "modules-load.d: fastzero loaded at boot" \
+		bash -c 'journalctl -b -u systemd-modules-load --no-pager | grep -i fastzero; [[ -d /sys/module/fastzero ]]'
+	ls -l /dev/fastzero
+	g_check "/dev/fastzero at boot: a character device, mode 0666" g_dev_ok
+	udevadm test --action=add /sys/class/misc/fastzero >/tmp/udevadm-test 2>&1
+	grep -i fastzero /tmp/udevadm-test
+	g_check "udev applies /etc/udev/rules.d/60-fastzero.rules to /dev/fastzero" \
+		grep -q '60-fastzero.rules:[0-9]* MODE 0666' /tmp/udevadm-test
+	g_check "modprobe.d honoured at boot: chunk_size $(g_param chunk_size) = 65536" \
+		test "$(g_param chunk_size)" = 65536
+	g_check "modprobe -r; modprobe: chunk_size 65536 again" g_reload_chunk
+	modprobe -r fastzero
+	g_readme 'make uninstall'
+	g_check "make uninstall removed everything make install wrote (and only that)" \
+		diff "$G_STATE/before-install" <(g_snapshot)
+	g_check "depmod ran: modprobe no longer finds fastzero" bash -c '! modprobe -n fastzero'
+	out=$(make bench QUICK=1 2>&1)
+	printf '%s\n' "$out"
+	g_check "make bench QUICK=1 ran in native mode" grep -q 'MODE: NATIVE' <<<"$out"
+	g_check "make bench QUICK=1 wrote its CSV" bash -c 'ls results/*-native.csv'
+	g_check "make bench left the module unloaded" bash -c '! [[ -e /sys/module/fastzero ]]'
+	echo "FZG: done"
+	systemctl --no-block poweroff
+}
+
+g_main() {
+	export HOME=/root LC_ALL=C.UTF-8 TERM=dumb
+	mkdir -p "$G_STATE"
+	cd /src || { echo "FZG: not ok - /src mounted"; systemctl --no-block poweroff; exit 1; }
+	if [[ $(cat "$G_STATE/stage" 2>/dev/null) == 2 ]]; then g_stage2; else g_stage1; fi
+}
+
+case ${1:-} in
+--build)
+	fz_lock debian-guest
+	dg_build_image
+	;;
+--host)
+	fz_lock debian-guest
+	mkdir -p "$DG_DIR/run"
+	DG_FAILED=0
+	dg_host_checks
+	rm -rf "$DG_DIR/run/host-src"
+	exit "$DG_FAILED"
+	;;
+--guest)
+	g_main
+	;;
+'')
+	dg_main
+	;;
+*)
+	sed -n '4,6p' "$0" >&2
+	exit 2
+	;;
+esac
