@@ -68,6 +68,20 @@ static inline struct file *fz_shmem_file(struct vfsmount *mnt,
 #endif
 }
 
+/*
+ * Which mmap()s of /dev/zero get a shmem object: up to 7.2 mmap_zero()
+ * tested VM_SHARED, which do_mmap() leaves out for MAP_SHARED of a
+ * descriptor opened read-only (VM_MAYSHARE alone), so those were
+ * anonymous; 7.3's mmap_zero_prepare() tests VM_MAYSHARE.  The behaviour
+ * has no symbol of its own: vma_flags_is_cow_mapping(), new in the same
+ * release, stands for it.
+ */
+#ifdef FZ_HAVE_VMA_FLAGS_IS_COW
+#define FZ_VM_SHMEM		VM_MAYSHARE
+#else
+#define FZ_VM_SHMEM		VM_SHARED
+#endif
+
 /* 6.3 made vma->vm_flags read-only outside the vm_flags_*() helpers. */
 static inline void fz_vm_flags_set(struct vm_area_struct *vma,
 				   vm_flags_t flags)

@@ -114,7 +114,7 @@ static int fz_mmap_shared(struct vm_area_struct *vma)
 
 int fz_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	if (vma->vm_flags & VM_SHARED)
+	if (vma->vm_flags & FZ_VM_SHMEM)
 		return fz_mmap_shared(vma);
 
 	fz_stat_inc(FZ_STAT_PRIVATE_MAPS);

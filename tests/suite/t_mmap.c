@@ -680,6 +680,28 @@ static long o_wronly_shared_read(const char *path, int shared)
 	return o_access_mode(path, O_WRONLY, PROT_READ, MAP_SHARED);
 }
 
+/*
+ * MAP_SHARED of an O_RDONLY descriptor, at an offset: anonymous memory up
+ * to 7.2 (no VM_SHARED), a shmem object from 7.3 (SIGBUS past its size).
+ */
+static long o_rdonly_shared_offset(const char *path, int shared)
+{
+	int fd = open(path, O_RDONLY);
+	unsigned char *p;
+	long ret;
+
+	(void)shared;
+	if (fd < 0)
+		return -1000 - errno;
+	p = mmap(NULL, 4 * PG, PROT_READ, MAP_SHARED, fd, FZ_MiB);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	ret = fz_probe(p, 0);
+	munmap(p, 4 * PG);
+	return ret;
+}
+
 static long o_exec(const char *path, int shared)
 {
 	return o_access_mode(path, O_RDWR, PROT_READ | PROT_EXEC,
@@ -703,6 +725,7 @@ static const struct outcome_case outcome_cases[] = {
 	{ "rdonly_fd_shared_write", o_rdonly_shared_write, 1 },
 	{ "rdonly_fd_private_write", o_rdonly_private_write, 0 },
 	{ "wronly_fd_shared_read", o_wronly_shared_read, 1 },
+	{ "rdonly_fd_shared_read_at_offset", o_rdonly_shared_offset, 1 },
 	{ "private_prot_exec", o_exec, 0 },
 	{ "shared_prot_exec", o_exec, 1 },
 };

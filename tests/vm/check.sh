@@ -12,6 +12,7 @@
 #   FZ_CPUS        QEMU -cpu strings (default: every FZ_CPU_MODELS entry)
 #   FZ_VM_TIMEOUT  seconds per boot (default 300)
 #   FZ_FULL_ALL    1: full-size loads on every CPU model, not only the first
+#   FZ_FUZZ        1: run the suite's differential fuzzer (t_fuzz) as well
 #   FZ_MODULE_SRC  tree with Kbuild + driver/ (default: the repo)
 #   FZ_RESULTS     where guest logs go (default $FZ_CACHE/logs/check-<time>)
 # Output: a results block per kernel/CPU, then as the very last line
@@ -274,7 +275,7 @@ boot_one() {
 	printf -- '---- kernel %s (%s) / cpu %s ----\n' "$kid" "$kver" "$cpu"
 	local env_line='' append quick=1
 	[[ $cpu != "${FZ_CPUS%% *}" && -z ${FZ_FULL_ALL:-} ]] || quick=0
-	env_line="export FZ_QUICK=$quick SMOKE_ALL=$((1 - quick))"
+	env_line="export FZ_QUICK=$quick SMOKE_ALL=$((1 - quick)) FZ_FUZZ=${FZ_FUZZ:-0}"
 	if want=$(model_field "$cpu" 2); then env_line+=" FZ_EXPECT_VARIANT=$want"; fi
 	append=$(model_field "$cpu" 3) || append=''
 	[[ -z $append ]] || printf '  (kernel command line + %s)\n' "$append"
