@@ -82,8 +82,9 @@ DEPMOD = $(if $(wildcard $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep), \
 
 all: module userspace
 
+# In parallel (one job per CPU) unless make was given -j itself.
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc)) modules
 
 userspace:
 	$(MAKE) -C userspace all

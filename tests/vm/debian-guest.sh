@@ -162,14 +162,17 @@ dg_host_checks() {
 	local src=$DG_DIR/run/host-src d=$DG_DIR/run/destdir files want
 	dg_stage "$src" || { tap 1 "checkout staged"; return; }
 	rm -rf "$d"
-	if make -C "$src" install DESTDIR="$d" AUTOLOAD=1 >"$DG_DIR/run/host-install.log" 2>&1; then
+	if make -C "$src" install DESTDIR="$d" >"$DG_DIR/run/host-install.log" 2>&1; then
 		files=$(cd "$d" && find . -type f | sort | tr '\n' ' ')
-		want='./etc/modprobe.d/fastzero.conf ./etc/modules-load.d/fastzero.conf ./etc/udev/rules.d/60-fastzero.rules ./lib/modules/*/updates/driver/fastzero.ko*'
-		echo "# make install DESTDIR=... AUTOLOAD=1 wrote: $files"
+		want='./etc/modprobe.d/fastzero.conf ./etc/udev/rules.d/60-fastzero.rules ./lib/modules/*/updates/driver/fastzero.ko*'
+		echo "# make install DESTDIR=... wrote: $files"
 		# shellcheck disable=SC2254 # want is a pattern
-		case "$files" in $want) tap 0 "host: make install DESTDIR= AUTOLOAD=1 writes the module, udev rule, modprobe.d and modules-load.d files" ;;
-		*) tap 1 "host: make install DESTDIR= AUTOLOAD=1 writes the module, udev rule, modprobe.d and modules-load.d files" "got: $files" ;;
+		case "$files" in $want) tap 0 "host: make install DESTDIR= writes the module, the udev rule and modprobe.d, no modules-load.d" ;;
+		*) tap 1 "host: make install DESTDIR= writes the module, the udev rule and modprobe.d, no modules-load.d" "got: $files" ;;
 		esac
+		make -C "$src" install DESTDIR="$d" AUTOLOAD=1 >>"$DG_DIR/run/host-install.log" 2>&1
+		[[ -f $d/etc/modules-load.d/fastzero.conf ]]
+		tap $? "host: make install DESTDIR= AUTOLOAD=1 adds modules-load.d/fastzero.conf"
 		make -C "$src" uninstall DESTDIR="$d" >>"$DG_DIR/run/host-install.log" 2>&1
 		files=$(cd "$d" && find . -type f | sort | tr '\n' ' ')
 		tap "$([[ -z $files ]] && echo 0 || echo 1)" "host: make uninstall DESTDIR= removes every file install wrote" "left: $files"
@@ -371,13 +374,14 @@ g_stage1() {
 	g_readme 'make dkms-uninstall'
 	g_check "DKMS removed fastzero from every kernel" \
 		bash -c "! dkms status fastzero | grep -q . && ! ls /lib/modules/*/updates/dkms/fastzero.ko* && ! [[ -e /usr/src/fastzero-$v ]]"
-	# make install, modprobe, modprobe.d, modules-load.d (checked at boot 2).
+	# make install (with AUTOLOAD=1: plain make install is the host's
+	# DESTDIR check; each install's depmod takes a minute under TCG),
+	# modprobe, modprobe.d, modules-load.d (checked at boot 2).
 	g_snapshot >"$G_STATE/before-install"
-	g_readme 'make install'
+	g_readme 'make install AUTOLOAD=1'
 	g_check "modprobe fastzero (make install's module)" \
 		bash -c 'modprobe fastzero && modinfo -F filename fastzero | grep -q /updates/driver/ && [[ -c /dev/fastzero ]]'
 	g_check "modprobe -r fastzero" bash -c 'modprobe -r fastzero && ! [[ -e /sys/module/fastzero ]]'
-	g_readme 'make install AUTOLOAD=1'
 	comm -13 "$G_STATE/before-install" <(g_snapshot) >"$G_STATE/installed"
 	g_note "make install wrote: $(tr '\n' ' ' <"$G_STATE/installed")"
 	g_check "make install wrote the module, the udev rule, modprobe.d and modules-load.d files" \

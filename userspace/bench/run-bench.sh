@@ -99,7 +99,8 @@ collect_opts() {
 
 run_native() {	# run_native RAWDIR
 	local raw=$1 loaded=0 opts
-	make -C "/lib/modules/$(uname -r)/build" M="$REPO" modules >&2
+	# As `make` builds it (same flags: no rebuild after the README's steps).
+	make -C "$REPO" module KDIR="/lib/modules/$(uname -r)/build" >&2
 	if [[ ! -e /sys/module/fastzero ]]; then
 		insmod "$REPO/driver/fastzero.ko"
 		loaded=1
