@@ -136,20 +136,35 @@ static int test_set(const void *arg, char *why)
 	return check_param(nv[0], nv[1], why);
 }
 
+/*
+ * Writing @val (NULL: the value it has) to @name must fail, with @err if
+ * not 0, and change nothing; with @want, @name must read so first.
+ */
+static int write_refused(const char *name, const char *val, const char *want,
+			 int err, char *why)
+{
+	char before[64];
+	int ret;
+
+	if (param_read(name, before, sizeof(before)))
+		return fz_fail(why, "cannot read %s", name);
+	if (want && strcmp(before, want))
+		return fz_fail(why, "%s is \"%s\", expected \"%s\"", name,
+			       before, want);
+	ret = param_write(name, val ? val : before);
+	if (!ret || (err && ret != -err))
+		return fz_fail(why, "write returned %s, expected %s",
+			       ret ? strerror(-ret) : "success",
+			       err ? strerror(err) : "an error");
+	return check_param(name, before, why);
+}
+
 /* Writing @val to @name must fail with EINVAL and change nothing. */
 static int test_reject(const void *arg, char *why)
 {
 	const char *const *nv = arg;
-	char before[64];
-	int err;
 
-	if (param_read(nv[0], before, sizeof(before)))
-		return fz_fail(why, "cannot read %s", nv[0]);
-	err = param_write(nv[0], nv[1]);
-	if (err != -EINVAL)
-		return fz_fail(why, "write returned %s, expected EINVAL",
-			       err ? strerror(-err) : "success");
-	return check_param(nv[0], before, why);
+	return write_refused(nv[0], nv[1], NULL, EINVAL, why);
 }
 
 /* Set a parameter, then run the compact differential checks. */
@@ -203,18 +218,8 @@ static int test_read_extent(const void *arg, char *why)
 static int test_readonly(const void *arg, char *why)
 {
 	const char *const *nv = arg;
-	char before[64];
-	int err;
 
-	if (param_read(nv[0], before, sizeof(before)))
-		return fz_fail(why, "cannot read %s", nv[0]);
-	if (nv[1] && strcmp(before, nv[1]))
-		return fz_fail(why, "%s is \"%s\", expected \"%s\"", nv[0],
-			       before, nv[1]);
-	err = param_write(nv[0], before);
-	if (!err)
-		return fz_fail(why, "writing %s succeeded", nv[0]);
-	return check_param(nv[0], before, why);
+	return write_refused(nv[0], NULL, nv[1], 0, why);
 }
 
 /* Run @fn(@val) on parameter @name, then put its old value back. */
