@@ -665,15 +665,6 @@ int fz_write_file(const char *path, const char *val)
 	return n < 0 ? -errno : 0;
 }
 
-long fz_sysfs_long(const char *dir, const char *name)
-{
-	char path[256], val[64];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (fz_read_file(path, val, sizeof(val)))
-		return -1;
-	return atol(val);
-}
 
 long fz_file_long(const char *file, const char *key)
 {

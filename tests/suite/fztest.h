@@ -196,12 +196,10 @@ double fz_now(void);
 
 /*
  * Small files (sysfs, cgroupfs): read the first line of @path without its
- * newline, write @val; 0 or -errno.  fz_sysfs_long() reads @dir/@name as a
- * number, -1 if it cannot.
+ * newline, write @val; 0 or -errno.
  */
 int fz_read_file(const char *path, char *buf, size_t len);
 int fz_write_file(const char *path, const char *val);
-long fz_sysfs_long(const char *dir, const char *name);
 /*
  * A number from a small file (/proc/meminfo, a cgroup file): the whole
  * file, or the number after the first @key ("Shmem:"); -1 if neither.
@@ -209,6 +207,5 @@ long fz_sysfs_long(const char *dir, const char *name);
 long fz_file_long(const char *file, const char *key);
 
 #define FZ_PARAMS	"/sys/module/fastzero/parameters"
-#define FZ_STATS	"/sys/class/misc/fastzero/stats"
 
 #endif /* FZTEST_H */
