@@ -733,6 +733,26 @@ static int op_munmap(long part, char *why)
 	return same_ret("munmap", r[REF], r[DEV], why);
 }
 
+/*
+ * A failed MREMAP_FIXED that shrinks may already have unmapped the tail
+ * (mremap_to() unmaps it before vma_to_resize() can refuse the range):
+ * both sides alike, and then the pair is @nlen bytes long.
+ */
+static int mremap_lost_tail(struct pair *m, size_t nlen, char *why)
+{
+	long r[2];
+	int s;
+
+	for (s = 0; s < 2; s++)
+		r[s] = msync(m->p[s] + nlen, m->len - nlen, MS_ASYNC) ? -errno : 0;
+	if (same_ret("msync of the tail after the failed mremap", r[REF], r[DEV], why))
+		return FZ_FAIL;
+	if (r[REF] == -ENOMEM)
+		m->len = nlen;
+	m->touched = MIN(m->touched, m->len);
+	return FZ_PASS;
+}
+
 /* @kind 0: grow, 1: shrink (both may move), 2: move to a given address. */
 static int op_mremap(long kind, char *why)
 {
@@ -764,8 +784,11 @@ static int op_mremap(long kind, char *why)
 		if (r[s] && t[s] && t[s] != MAP_FAILED)
 			munmap(t[s], nlen);
 	}
-	if (r[REF] || r[DEV])
-		return same_ret("mremap", r[REF], r[DEV], why);
+	if (r[REF] || r[DEV]) {
+		if (same_ret("mremap", r[REF], r[DEV], why))
+			return FZ_FAIL;
+		return kind == 2 && nlen < m->len ? mremap_lost_tail(m, nlen, why) : FZ_PASS;
+	}
 	np = MIN(m->len, nlen);
 	m->p[REF] = q[REF];
 	m->p[DEV] = q[DEV];
@@ -1117,6 +1140,82 @@ static void on_alarm(int sig)
 	_exit(1);
 }
 
+/* On a failure: the lines of /proc/self/smaps that cover a pair (VmFlags too). */
+static void dump_pair_maps(void)
+{
+	unsigned long a, b;
+	char line[512];
+	int show = 0, i, s;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2) {
+			show = 0;
+			for (i = 0; i < npairs; i++)
+				for (s = 0; s < 2; s++)
+					if (a < (unsigned long)pairs[i].p[s] + pairs[i].len &&
+					    b > (unsigned long)pairs[i].p[s])
+						show = 1;
+		} else if (strncmp(line, "VmFlags:", 8)) {
+			continue;
+		}
+		if (show)
+			fz_diag("  %.*s", (int)strcspn(line, "\n"), line);
+	}
+	fclose(f);
+	for (i = 0; i < npairs; i++)
+		fz_diag("  %s: %s %p, %s %p", tag(&pairs[i]), fz_ref_name,
+			pairs[i].p[REF], fz_dev_name, pairs[i].p[DEV]);
+}
+
+/*
+ * The fuzzer's own invariant, checked after every operation: each side of
+ * each pair is mapped from its own device, page for page, and no two pairs
+ * overlap.  Without it, a mapping lost by the bookkeeping lets later
+ * operations land on whatever was mapped there next.
+ */
+static int pairs_consistent(char *why)
+{
+	unsigned long a, b, lo, hi, covered;
+	char line[512], path[256];
+	int i, j, s;
+	FILE *f;
+
+	for (i = 0; i < npairs; i++)
+		for (j = 0; j < npairs; j++)
+			for (s = 0; s < 2; s++)
+				if (i != j && pairs[i].p[s] < pairs[j].p[s] + pairs[j].len &&
+				    pairs[j].p[s] < pairs[i].p[s] + pairs[i].len)
+					return fz_fail(why, "fuzzer: %s overlaps pair %d", tag(&pairs[i]), j);
+	for (i = 0; i < npairs; i++) {
+		for (s = 0; s < 2; s++) {
+			lo = (unsigned long)pairs[i].p[s];
+			hi = lo + pairs[i].len;
+			covered = 0;
+			f = fopen("/proc/self/maps", "r");
+			if (!f)
+				return FZ_PASS;
+			while (fgets(line, sizeof(line), f)) {
+				path[0] = '\0';
+				if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &a, &b, path) < 2 ||
+				    b <= lo || a >= hi)
+					continue;
+				if (strcmp(path, s ? fz_dev_path : fz_ref_path))
+					break;
+				covered += MIN(b, hi) - MAX(a, lo);
+			}
+			fclose(f);
+			if (covered != hi - lo)
+				return fz_fail(why, "fuzzer: %s: %s side not mapped from %s (%lu of %lu bytes)",
+					       tag(&pairs[i]), s ? fz_dev_name : fz_ref_name,
+					       s ? fz_dev_path : fz_ref_path, covered, hi - lo);
+		}
+	}
+	return FZ_PASS;
+}
+
 static int run_ops(unsigned long first, unsigned long last, char *why)
 {
 	char sub[FZ_WHYLEN];
@@ -1136,12 +1235,15 @@ static int run_ops(unsigned long first, unsigned long last, char *why)
 		executed++;
 		alarm(watchdog);
 		ret = o->fn(o->arg, sub);
+		if (ret == FZ_PASS)
+			ret = pairs_consistent(sub);
 		alarm(0);
 		if (ret == FZ_PASS)
 			continue;
 		failed = 1;
 		fz_diag("seed %llu op %lu %s: %s", seed, op_index, op_name, desc);
 		fz_diag("  %s", sub);
+		dump_pair_maps();
 		fz_diag("  replay: FZ_FUZZ_SEED=%llu FZ_FUZZ_OPS=%lu FZ_FUZZ_VERBOSE=1",
 			seed, op_index + 1);
 		return fz_fail(why, "seed %llu op %lu %s: %s: %s", seed, op_index,
