@@ -53,32 +53,53 @@ const char * const fz_shared_huge_names[FZ_NR_SHARED_HUGE] = {
 
 int fz_shared_huge = FZ_SHARED_HUGE_WITHIN_SIZE;
 
-static struct vfsmount *fz_shm_mnt;
-
-/**
- * fz_shmem_mount() - mount the tmpfs that backs shared mappings
- *
- * A kernel-internal mount (SB_KERNMOUNT: no size or inode limits, as
- * shm_mnt), with the huge= policy of the shared_huge parameter.
- *
- * Return: 0, or a negative errno.
+/*
+ * The mounts behind MAP_SHARED: [0] has the shared_huge policy, [1] is
+ * huge=never, for mappings at a non-zero offset (see fz_shmem_mnt()).
  */
-int fz_shmem_mount(void)
+static struct vfsmount *fz_shm_mnt[2];
+
+static struct vfsmount *fz_kern_mount_tmpfs(const char *huge)
 {
 	struct file_system_type *type;
+	struct vfsmount *mnt;
 	char opts[32];
 
 	/* tmpfs is built in: there is no module reference to put. */
 	type = get_fs_type("tmpfs");
 	if (!type)
-		return -ENODEV;
-	snprintf(opts, sizeof(opts), "huge=%s",
-		 fz_shared_huge_names[fz_shared_huge]);
-	fz_shm_mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
-	if (IS_ERR(fz_shm_mnt)) {
-		pr_err("cannot mount tmpfs with %s: %ld\n", opts,
-		       PTR_ERR(fz_shm_mnt));
-		return PTR_ERR(fz_shm_mnt);
+		return ERR_PTR(-ENODEV);
+	snprintf(opts, sizeof(opts), "huge=%s", huge);
+	mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
+	if (IS_ERR(mnt))
+		pr_err("cannot mount tmpfs with %s: %ld\n", opts, PTR_ERR(mnt));
+	return mnt;
+}
+
+/**
+ * fz_shmem_mount() - mount the tmpfs instances that back shared mappings
+ *
+ * Kernel-internal mounts (SB_KERNMOUNT: no size or inode limits, as
+ * shm_mnt), one with the huge= policy of the shared_huge parameter and,
+ * unless that is "never", one with huge=never.
+ *
+ * Return: 0, or a negative errno.
+ */
+int fz_shmem_mount(void)
+{
+	const char *huge = fz_shared_huge_names[fz_shared_huge];
+
+	fz_shm_mnt[0] = fz_kern_mount_tmpfs(huge);
+	if (IS_ERR(fz_shm_mnt[0]))
+		return PTR_ERR(fz_shm_mnt[0]);
+	if (fz_shared_huge == FZ_SHARED_HUGE_NEVER) {
+		fz_shm_mnt[1] = fz_shm_mnt[0];
+		return 0;
+	}
+	fz_shm_mnt[1] = fz_kern_mount_tmpfs(fz_shared_huge_names[FZ_SHARED_HUGE_NEVER]);
+	if (IS_ERR(fz_shm_mnt[1])) {
+		kern_unmount(fz_shm_mnt[0]);
+		return PTR_ERR(fz_shm_mnt[1]);
 	}
 	return 0;
 }
@@ -89,7 +110,24 @@ int fz_shmem_mount(void)
  */
 void fz_shmem_unmount(void)
 {
-	kern_unmount(fz_shm_mnt);
+	if (fz_shm_mnt[1] != fz_shm_mnt[0])
+		kern_unmount(fz_shm_mnt[1]);
+	kern_unmount(fz_shm_mnt[0]);
+}
+
+/*
+ * A mapping at a non-zero file offset extends past the end of its object
+ * (sized by the mapping, as /dev/zero's), and every access there must
+ * SIGBUS.  A huge page may lie inside the VMA but straddle that end: 7.x
+ * lets one in for anonymous-shmem VMAs whenever any smaller order fits
+ * within i_size (shmem_allowable_huge_orders() adds the "inherit" orders),
+ * and the SIGBUS then moves from the object's end to the huge page's.  Such
+ * mappings take 4 KiB pages, as /dev/zero's always do; offset-0 mappings
+ * cannot straddle (a huge page must fit in the VMA).
+ */
+static struct vfsmount *fz_shmem_mnt(const struct vm_area_struct *vma)
+{
+	return fz_shm_mnt[vma->vm_pgoff != 0];
 }
 
 /*
@@ -103,7 +141,7 @@ static int fz_mmap_shared(struct vm_area_struct *vma)
 	loff_t size = vma->vm_end - vma->vm_start;
 	struct file *file;
 
-	file = fz_shmem_file(fz_shm_mnt, "dev/fastzero", size, vma);
+	file = fz_shmem_file(fz_shmem_mnt(vma), "dev/fastzero", size, vma);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 	vma_set_file(vma, file);
@@ -123,10 +161,10 @@ int fz_mmap(struct file *file, struct vm_area_struct *vma)
 }
 
 /*
- * Place a mapping so that its huge pages can be mapped with PMDs: an address
- * congruent to the file offset modulo PMD_SIZE for shared mappings (a shmem
- * huge page covers an aligned range of file offsets, as in
- * shmem_get_unmapped_area()), a PMD-aligned one for private mappings.
+ * Place a mapping so that its huge pages can be mapped with PMDs: at a
+ * PMD-aligned address.  Shared mappings qualify when they have huge pages
+ * (offset 0, a huge= policy, 2 MiB or more: a shmem huge page covers an
+ * aligned range of file offsets, as in shmem_get_unmapped_area()).
  * Private mappings are aligned only when their length is a multiple of
  * PMD_SIZE, as the kernel does for anonymous memory since d4148aeab412
  * ("mm, mmap: limit THP alignment of anonymous mappings to PMD-aligned
@@ -137,12 +175,12 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 				   unsigned long flags)
 {
 	unsigned long padded = len + PMD_SIZE;
-	unsigned long off = 0, ret;
+	unsigned long ret;
 
 	if (flags & MAP_SHARED) {
-		if (fz_shared_huge == FZ_SHARED_HUGE_NEVER || len < PMD_SIZE)
+		if (fz_shared_huge == FZ_SHARED_HUGE_NEVER || pgoff ||
+		    len < PMD_SIZE)
 			goto plain;
-		off = pgoff << PAGE_SHIFT;
 	} else if (!IS_ALIGNED(len, PMD_SIZE)) {
 		goto plain;
 	}
@@ -152,7 +190,7 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 	ret = fz_mm_get_unmapped_area(0, padded, 0, flags);
 	if (IS_ERR_VALUE(ret))
 		goto plain;
-	return ret + ((off - ret) & (PMD_SIZE - 1));
+	return round_up(ret, PMD_SIZE);
 plain:
 	return fz_mm_get_unmapped_area(addr, len, pgoff, flags);
 }

@@ -628,6 +628,29 @@ static long o_shared_offset(const char *path, int shared)
 	return ret;
 }
 
+/*
+ * A 5 MiB + 64 KiB object mapped at offset 2 MiB: the mapping runs 2 MiB
+ * past the object's end.  Store page by page from 2 MiB into the mapping
+ * (the object's 4..6 MiB, its last huge-page-sized range, which straddles
+ * the end): the offset of the first page that signals, or -errno.
+ */
+static long o_shared_offset_tail(const char *path, int shared)
+{
+	const size_t len = 5 * FZ_MiB + 64 * FZ_KiB;
+	unsigned char *p;
+	size_t off;
+
+	p = map_path(path, len, PROT_READ | PROT_WRITE,
+		     shared ? MAP_SHARED : MAP_PRIVATE, 2 * FZ_MiB);
+	if (!p)
+		return -errno;
+	for (off = 2 * FZ_MiB; off < len; off += PG)
+		if (fz_probe(p + off, 1))
+			break;
+	munmap(p, len);
+	return off;
+}
+
 static long o_zero_len(const char *path, int shared)
 {
 	return map_path(path, 0, PROT_READ, shared ? MAP_SHARED : MAP_PRIVATE,
@@ -719,6 +742,7 @@ static const struct outcome_case outcome_cases[] = {
 	{ "shared_mremap_grow_beyond_original_size", o_mremap_grow_beyond, 1 },
 	{ "shared_madv_dontneed_keeps_data", o_madv_dontneed, 1 },
 	{ "shared_offset_1MiB", o_shared_offset, 1 },
+	{ "shared_offset_2MiB_sigbus_from_object_end", o_shared_offset_tail, 1 },
 	{ "private_zero_len_einval", o_zero_len, 0 },
 	{ "shared_zero_len_einval", o_zero_len, 1 },
 	{ "private_unaligned_offset", o_unaligned_offset, 0 },
