@@ -11,8 +11,8 @@
 #	FZ_MODULE	1: run sysfs/rmmod tests (default: 1 for /dev/fastzero)
 #	FZ_QUICK	1: smaller work loads
 #	FZ_TIMEOUT	seconds per program (default 300)
-#	FZ_FUZZ		1: run the differential fuzzer t_fuzz too (not by default:
-#			see the README for what it still reports)
+#	FZ_FUZZ		0: leave out the differential fuzzer t_fuzz (default 1;
+#			its length: FZ_FUZZ_OPS, FZ_FUZZ_SECONDS, see t_fuzz.c)
 #
 # Each program's results are renumbered into one continuous TAP stream and
 # named "<program>/<test>".  A program that dies by a signal, exits without
@@ -24,8 +24,8 @@
 
 dir=$(cd "$(dirname "$0")" && pwd)
 fuzz=
-[ "${FZ_FUZZ:-0}" = 0 ] || fuzz=t_fuzz
-progs=${*:-"t_read t_readv t_async t_splice t_signal t_misc t_mmap t_shared t_huge $fuzz t_memcg t_sysfs t_unload"}
+[ "${FZ_FUZZ:-1}" = 0 ] || fuzz=t_fuzz
+progs=${*:-"t_read t_readv t_async t_splice t_signal t_misc t_mmap t_shared t_huge t_swap $fuzz t_memcg t_sysfs t_unload"}
 limit=${FZ_TIMEOUT:-300}
 
 run_one() {

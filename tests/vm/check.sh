@@ -12,7 +12,7 @@
 #   FZ_CPUS        QEMU -cpu strings (default: every FZ_CPU_MODELS entry)
 #   FZ_VM_TIMEOUT  seconds per boot (default 300)
 #   FZ_FULL_ALL    1: full-size loads on every CPU model, not only the first
-#   FZ_FUZZ        1: run the suite's differential fuzzer (t_fuzz) as well
+#   FZ_FUZZ        0: leave out the suite's differential fuzzer (t_fuzz; default 1)
 #   FZ_MODULE_SRC  tree with Kbuild + driver/ (default: the repo)
 #   FZ_RESULTS     where guest logs go (default $FZ_CACHE/logs/check-<time>)
 # Output: a results block per kernel/CPU, then as the very last line
@@ -184,13 +184,18 @@ expected_variant() {
 
 # dmesg lines from the harness's pre-insmod marker (else all) to FZ: dmesg-end,
 # less the memcg OOM reports the suite provokes on purpose (t_memcg brackets
-# them with "fastzero-test: expected-oom-begin/end" in the kernel log).
+# them with "fastzero-test: expected-oom-begin/end" in the kernel log), and
+# less the stack dumps of the allocation failures t_fail injects (between
+# "fastzero-test: expected-injected-faults-begin/end": only "Call Trace" is
+# excused there, a KASAN, lockdep, WARNING or BUG report still counts).
 module_dmesg() {
 	local all
 	all=$(awk '/^FZ: dmesg-begin/{on=1; next} /^FZ: dmesg-end/{on=0}
 		/fastzero-test: expected-oom-begin/{skip=1}
 		/fastzero-test: expected-oom-end/{skip=0; next}
-		on && !skip' "$1")
+		/fastzero-test: expected-injected-faults-begin/{inj=1}
+		/fastzero-test: expected-injected-faults-end/{inj=0; next}
+		on && !skip && !(inj && /Call Trace/)' "$1")
 	if grep -q 'fastzero-harness: insmod' <<<"$all"; then
 		sed -n '/fastzero-harness: insmod/,$p' <<<"$all"
 	else
@@ -275,7 +280,7 @@ boot_one() {
 	printf -- '---- kernel %s (%s) / cpu %s ----\n' "$kid" "$kver" "$cpu"
 	local env_line='' append quick=1
 	[[ $cpu != "${FZ_CPUS%% *}" && -z ${FZ_FULL_ALL:-} ]] || quick=0
-	env_line="export FZ_QUICK=$quick SMOKE_ALL=$((1 - quick)) FZ_FUZZ=${FZ_FUZZ:-0}"
+	env_line="export FZ_QUICK=$quick SMOKE_ALL=$((1 - quick)) FZ_FUZZ=${FZ_FUZZ:-1}"
 	if want=$(model_field "$cpu" 2); then env_line+=" FZ_EXPECT_VARIANT=$want"; fi
 	append=$(model_field "$cpu" 3) || append=''
 	[[ -z $append ]] || printf '  (kernel command line + %s)\n' "$append"

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # initramfs.sh: pack a guest initramfs = cached base (busybox, fio + libs, /init) + per-run part (module, payload, cmd).
 #
-# Usage: tests/vm/initramfs.sh --out <file.cpio.gz> --cmd '<shell cmd>' [--payload <dir>] [--module <ko>] [--no-fio]
+# Usage: tests/vm/initramfs.sh --out <file.cpio.gz> --cmd '<shell cmd>' [--payload <dir>] [--module <ko>]
+#        [--kmods <dir>] [--no-fio]
 # The base archive is built once per (busybox, fio, init) content into
 # $FZ_CACHE/initramfs/ and reused; the per-run archive is appended to it
 # (the kernel unpacks concatenated cpio archives in order).
 # Guest layout: /init, /bin/busybox (+ applet links), /usr/bin/fio + its ldd libs,
-# /fastzero.ko, /payload/ (copy of --payload), /fz-cmd (the --cmd text).
+# /fastzero.ko, /payload/ (copy of --payload), /fz-cmd (the --cmd text),
+# /kmods/ (--kmods: the kernel's own modules, loaded in kmods/order). zram0,
+# from kmods or built in, becomes a 1 GiB swap area, made but not enabled:
+# the tests that want swap turn it on.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -44,6 +48,15 @@ if [ -w $kml ]; then
 	echo scan >$kml
 	echo "FZ: kmemleak boot suspects cleared: $(grep -c '^unreferenced object' $kml) ($(($(date +%s) - t0)) s)"
 	echo clear >$kml
+fi
+if [ -f /kmods/order ]; then
+	for m in $(cat /kmods/order); do insmod /kmods/$m || echo "FZ: kmod $m failed"; done
+fi
+z=/sys/block/zram0
+if [ -w $z/disksize ] && echo 1G >$z/disksize && mkswap /dev/zram0 >/dev/null; then
+	echo "FZ: swap /dev/zram0 ready ($(sed 's/.*\[\(.*\)\].*/\1/' $z/comp_algorithm))"
+else
+	echo "FZ: swap unavailable"
 fi
 if [ -f /fastzero.ko ]; then
 	echo "fastzero-harness: insmod" >/dev/kmsg
@@ -139,13 +152,14 @@ base_archive() {
 }
 
 main() {
-	local out='' cmd='' payload='' module='' with_fio=1 base st
+	local out='' cmd='' payload='' module='' kmods='' with_fio=1 base st
 	while (($#)); do
 		case $1 in
 		--out) out=$2 ;;
 		--cmd) cmd=$2 ;;
 		--payload) payload=$2 ;;
 		--module) module=$2 ;;
+		--kmods) kmods=$2 ;;
 		--no-fio)
 			with_fio=0
 			shift
@@ -164,6 +178,7 @@ main() {
 	mkdir -p "$st/payload"
 	[[ -z $payload ]] || cp -a "$payload/." "$st/payload/"
 	[[ -z $module ]] || cp "$module" "$st/fastzero.ko"
+	[[ ! -s $kmods/order ]] || cp -a "$kmods" "$st/kmods"
 	printf '%s\n' "$cmd" >"$st/fz-cmd"
 	{
 		cat "$base"

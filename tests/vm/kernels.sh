@@ -152,34 +152,82 @@ fz_find_version() {
 
 # ---------- fetch ----------
 
-# fz_fetch_image WHERE VER: download + extract the image package, keep only vmlinuz.
+# The modules the guest loads from the image package (with what they need):
+# zram, for swap in the guest (t_swap, the fuzzer's MADV_PAGEOUT).
+FZ_GUEST_MODULES=(zram)
+
+# fz_keep_modules TREE VER DST: copy FZ_GUEST_MODULES and what they depend
+# on (modinfo's depends=: the package has no modules.dep, depmod makes it at
+# install) out of an unpacked image package into DST, uncompressed (busybox
+# insmod reads plain ELF), and DST/order: the file names, dependencies first.
+fz_keep_modules() {
+	local tree=$1 ver=$2 dst=$3 base m
+	for base in "$tree/lib/modules/$ver" "$tree/usr/lib/modules/$ver"; do
+		[[ -d $base/kernel ]] && break
+	done
+	[[ -d $base/kernel ]] || fz_die "no modules in the image package of $ver"
+	mkdir -p "$dst"
+	: >"$dst/order"
+	for m in "${FZ_GUEST_MODULES[@]}"; do
+		fz_keep_module "$base" "$m" "$dst"
+	done
+}
+
+# fz_keep_module BASE NAME DST: NAME's dependencies, then NAME itself.
+fz_keep_module() {
+	local base=$1 name=$2 dst=$3 f d out
+	grep -qx "$name.ko" "$dst/order" && return 0
+	f=$(find "$base/kernel" -regextype posix-extended \
+		-regex ".*/(${name//_/[_-]})\.ko(\.(xz|zst|gz))?" | head -n1)
+	[[ -n $f ]] || fz_die "no module $name in $base"
+	for d in $(modinfo -F depends "$f" | tr , ' '); do
+		fz_keep_module "$base" "${d//-/_}" "$dst"
+	done
+	out=$dst/$name.ko
+	case $f in
+	*.xz) xz -dc "$f" >"$out" ;;
+	*.zst) zstd -qdc "$f" >"$out" ;;
+	*.gz) gzip -dc "$f" >"$out" ;;
+	*) cp "$f" "$out" ;;
+	esac
+	echo "$name.ko" >>"$dst/order"
+}
+
+# fz_fetch_image WHERE VER: download + extract the image package (and the
+# modules package, where the modules have one: sid's linux-binary layout),
+# keep vmlinuz and the guest's modules (fz_keep_modules).
 fz_fetch_image() {
-	local where=$1 ver=$2 pkg kdir deb x dl
+	local where=$1 ver=$2 pkg pkgs kdir deb x dl
 	kdir=$FZ_CACHE/kernels/$ver
-	[[ -s $kdir/vmlinuz ]] && return 0
+	[[ -s $kdir/vmlinuz && -s $kdir/modules/order ]] && return 0
 	pkg=$(fz_image_pkg "$where" "$ver") || fz_die "no image package for $ver"
-	fz_log "downloading $pkg"
+	pkgs=("$pkg")
+	[[ $pkg != linux-binary-* ]] || pkgs+=("linux-modules-$ver")
+	fz_log "downloading ${pkgs[*]}"
 	rm -rf "$kdir" && mkdir -p "$kdir/x"
 	if [[ $where == sid ]]; then
 		dl=$FZ_SID_ROOT/var/cache/fz-debs
 		rm -rf "$dl" && mkdir -p "$dl"
-		fz_sid_run sh -c "cd /var/cache/fz-debs && apt-get -qq -o APT::Sandbox::User=root download '$pkg'" >&2
+		fz_sid_run sh -c "cd /var/cache/fz-debs && apt-get -qq -o APT::Sandbox::User=root download ${pkgs[*]}" >&2
 	else
 		dl=$kdir/dl
 		mkdir -p "$dl"
-		(cd "$dl" && apt-get -qq -o APT::Sandbox::User=root download "$pkg") >&2
+		(cd "$dl" && apt-get -qq -o APT::Sandbox::User=root download "${pkgs[@]}") >&2
 	fi
-	deb=$(find "$dl" -name "${pkg}_*.deb" | head -n1)
-	[[ -n $deb ]] || fz_die "download of $pkg failed"
-	dpkg-deb -x "$deb" "$kdir/x"
+	for pkg in "${pkgs[@]}"; do
+		deb=$(find "$dl" -name "${pkg}_*.deb" | head -n1)
+		[[ -n $deb ]] || fz_die "download of $pkg failed"
+		dpkg-deb -x "$deb" "$kdir/x"
+	done
 	for x in "boot/vmlinuz-$ver" "usr/lib/modules/$ver/vmlinuz" "lib/modules/$ver/vmlinuz"; do
 		if [[ -s $kdir/x/$x ]]; then
 			cp "$kdir/x/$x" "$kdir/vmlinuz.tmp"
 			break
 		fi
 	done
+	fz_keep_modules "$kdir/x" "$ver" "$kdir/modules"
 	rm -rf "$kdir/x" "$dl"
-	[[ -s $kdir/vmlinuz.tmp ]] || fz_die "no vmlinuz in $pkg"
+	[[ -s $kdir/vmlinuz.tmp ]] || fz_die "no vmlinuz in ${pkgs[0]}"
 	mv "$kdir/vmlinuz.tmp" "$kdir/vmlinuz"
 }
 
@@ -229,9 +277,10 @@ fz_debug_resolve() {
 	KVER=$(sed -n 's/^KVER=//p' <<<"$out")
 	VMLINUZ=$(sed -n 's/^VMLINUZ=//p' <<<"$out")
 	KDIR=$(sed -n 's/^KDIR=//p' <<<"$out")
+	KMODS=	# zram is built in
 	FZ_CHROOT=
 	[[ -n $KVER && -s $VMLINUZ && -f $KDIR/Makefile ]] || fz_die "debug kernel $1: bad build output"
-	export KID KVER VMLINUZ KDIR FZ_CHROOT
+	export KID KVER VMLINUZ KDIR KMODS FZ_CHROOT
 }
 
 # fz_kernel_resolve ID: sets KID KVER VMLINUZ KDIR FZ_CHROOT (exported).
@@ -264,11 +313,12 @@ fz_kernel_resolve() {
 	KVER=$ver
 	VMLINUZ=$FZ_CACHE/kernels/$ver/vmlinuz
 	KDIR=/usr/src/linux-headers-$ver
+	KMODS=$FZ_CACHE/kernels/$ver/modules
 	FZ_CHROOT=
 	[[ $where == sid ]] && FZ_CHROOT=$FZ_SID_ROOT
 	[[ -n $FZ_CHROOT || -f $KDIR/Makefile ]] || fz_die "headers missing: $KDIR"
 	printf 'KVER=%s\n' "$ver" >"$envf"
-	export KID KVER VMLINUZ KDIR FZ_CHROOT
+	export KID KVER VMLINUZ KDIR KMODS FZ_CHROOT
 }
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then

@@ -13,10 +13,12 @@
 #   --no-fio  leave fio out of the initramfs (smaller/faster boot)
 # Guest side: /init mounts proc, sysfs, devtmpfs (/dev), tmpfs (/tmp), debugfs;
 #   the payload dir is at /payload (the cmd runs there with /bin/sh = busybox),
-#   the module at /fastzero.ko, fio at /usr/bin/fio (with its libs).
+#   the module at /fastzero.ko, fio at /usr/bin/fio (with its libs), the
+#   kernel's zram module and its dependencies loaded (distribution kernels).
 #   Marker lines printed by the guest, in order:
 #     FZ: boot kernel=<uname -r> nproc=<n>
 #     FZ: cpuflags erms=<0|1> rep_good=<0|1> fsrm=<0|1>   (the guest kernel's view)
+#     FZ: swap /dev/zram0 ready (<comp>) | FZ: swap unavailable  (with kmods: made, not on)
 #     FZ: insmod ok | FZ: insmod failed | FZ: insmod skipped (no module)
 #     FZ: variant <clear_user_variant>          (if the module exposes it)
 #     ... the cmd's stdout/stderr ...
@@ -102,7 +104,7 @@ main() {
 	trap 'rm -rf "$FZ_WORK"' EXIT
 	initrd=$FZ_WORK/initrd.cpio.gz
 	"$FZ_VM_DIR/initramfs.sh" --out "$initrd" --cmd "$cmd" ${payload:+--payload "$payload"} \
-		${module:+--module "$module"} "${fio_flag[@]}"
+		${module:+--module "$module"} ${KMODS:+--kmods "$KMODS"} "${fio_flag[@]}"
 	boot "$VMLINUZ" "$initrd" "$cpu" "$mem" "$smp" "$tmo" "$append" "$log" || rc=$?
 	if ((rc == 124 || rc == 137)); then
 		echo "FZ: TIMEOUT after $tmo s" | tee -a "$log"

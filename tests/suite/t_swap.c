@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_swap - the device's memory is swappable as /dev/zero's is: private and
+ * shared mappings pushed out to swap (MADV_PAGEOUT, and memory.max
+ * pressure) read back the bytes stored and zeros everywhere else.
+ * Differential: every case runs on the reference too, and where the
+ * reference's pages reach swap the device's must as well.
+ *
+ * Needs a swap device: the harness makes /dev/zram0 a swap area (see
+ * tests/vm/initramfs.sh) and the first test turns it on; without one,
+ * every test is skipped with the reason.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/swap.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fztest.h"
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT	21
+#endif
+
+#define SWAP_DEV	"/dev/zram0"
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG_TEST		CG_ROOT "/fz_swap"
+#define BLOCK		(64 * FZ_KiB)	/* even blocks stored to, odd ones read */
+#define CG_LIMIT	(16 * FZ_MiB)
+
+static int dev, ref, swap_ok;
+static size_t map_len;
+
+struct swap_case {
+	int *fd;
+	int flags;		/* MAP_PRIVATE or MAP_SHARED */
+};
+
+static unsigned char pattern(size_t block)
+{
+	return 0x5a ^ (block * 13) ^ (block >> 8);
+}
+
+/* Even blocks: store the pattern.  Odd blocks: load (shared: allocates). */
+static void fill(unsigned char *p, size_t len)
+{
+	volatile unsigned char sink;
+	size_t b;
+
+	for (b = 0; b * BLOCK < len; b++) {
+		if (b % 2 == 0)
+			memset(p + b * BLOCK, pattern(b), BLOCK);
+		else
+			for (size_t i = 0; i < BLOCK; i += fz_page)
+				sink = p[b * BLOCK + i];
+	}
+	(void)sink;
+}
+
+static int check(const unsigned char *p, size_t len, char *why)
+{
+	size_t b, bad;
+
+	for (b = 0; b * BLOCK < len; b++) {
+		unsigned char want = b % 2 ? 0 : pattern(b);
+
+		bad = fz_first_not(p + b * BLOCK, BLOCK, want);
+		if (bad < BLOCK)
+			return fz_fail(why, "byte %zu is %#x, expected %#x",
+				       b * BLOCK + bad, p[b * BLOCK + bad], want);
+	}
+	return FZ_PASS;
+}
+
+/* kB of swap held by the mappings of [p, p + len), from /proc/self/smaps. */
+static long swapped_kb(const void *p, size_t len)
+{
+	unsigned long a, b, lo = (unsigned long)p, hi = lo + len;
+	char line[256];
+	long kb = 0, v;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2)
+			in = a < hi && b > lo;
+		else if (in && sscanf(line, "Swap: %ld kB", &v) == 1)
+			kb += v;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Store, page out, read back; *kb = swap held after MADV_PAGEOUT. */
+static int pageout_one(int fd, int flags, long *kb, char *why)
+{
+	unsigned char *p;
+	int ret;
+
+	p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, flags, fd, 0);
+	if (p == MAP_FAILED)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	fill(p, map_len);
+	if (madvise(p, map_len, MADV_PAGEOUT)) {
+		ret = fz_skip(why, "MADV_PAGEOUT: %s", strerror(errno));
+		goto out;
+	}
+	*kb = swapped_kb(p, map_len);
+	ret = check(p, map_len, why);
+out:
+	munmap(p, map_len);
+	return ret;
+}
+
+static int test_swap_on(const void *arg, char *why)
+{
+	struct stat st;
+
+	(void)arg;
+	if (geteuid())
+		return fz_skip(why, "needs root");
+	if (stat(SWAP_DEV, &st))
+		return fz_skip(why, "no %s: the harness makes it (tests/vm)", SWAP_DEV);
+	if (swapon(SWAP_DEV, 0) && errno != EBUSY)
+		return fz_skip(why, "swapon %s: %s", SWAP_DEV, strerror(errno));
+	swap_ok = 1;
+	fz_diag("SwapTotal %ld kB", fz_file_long("/proc/meminfo", "SwapTotal:"));
+	return FZ_PASS;
+}
+
+/*
+ * MADV_PAGEOUT reclaims what only this process maps: both devices' pages
+ * go to swap and come back with the stored bytes, zeros elsewhere.
+ */
+static int test_pageout(const void *arg, char *why)
+{
+	const struct swap_case *c = arg;
+	long kb_ref = 0, kb_dev = 0;
+	int ret;
+
+	if (!swap_ok)
+		return fz_skip(why, "no swap");
+	ret = pageout_one(ref, c->flags, &kb_ref, why);
+	if (ret != FZ_PASS)
+		return ret == FZ_FAIL ? fz_fail(why, "%s (%s)", fz_ref_name, why) : ret;
+	ret = pageout_one(*c->fd, c->flags, &kb_dev, why);
+	if (ret != FZ_PASS)
+		return ret;
+	fz_diag("swapped after MADV_PAGEOUT of %zu KiB: %s %ld kB, %s %ld kB",
+		map_len >> 10, fz_ref_name, kb_ref, fz_dev_name, kb_dev);
+	if (kb_ref > 0 && kb_dev <= 0)
+		return fz_fail(why, "%s reached swap (%ld kB), %s did not",
+			       fz_ref_name, kb_ref, fz_dev_name);
+	return FZ_PASS;
+}
+
+/* In a child in the test cgroup: fill and check a mapping 4x memory.max. */
+static void pressure_child(int fd, int flags)
+{
+	char pid[32], why[FZ_WHYLEN];
+	unsigned char *p;
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (fz_write_file(CG_TEST "/cgroup.procs", pid))
+		_exit(2);
+	p = mmap(NULL, 4 * CG_LIMIT, PROT_READ | PROT_WRITE, flags, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(3);
+	fill(p, 4 * CG_LIMIT);
+	if (check(p, 4 * CG_LIMIT, why)) {
+		fz_diag("%s", why);
+		_exit(4);
+	}
+	_exit(0);
+}
+
+/* memory.max pressure pushes the mapping out to swap; it reads back. */
+static int test_pressure(const void *arg, char *why)
+{
+	const struct swap_case *c = arg;
+	struct stat st;
+	char limit[32];
+	long before, after;
+	int status;
+	pid_t pid;
+
+	if (!swap_ok)
+		return fz_skip(why, "no swap");
+	if (stat(CG_ROOT "/cgroup.controllers", &st) &&
+	    mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL))
+		return fz_skip(why, "no cgroup2: %s", strerror(errno));
+	if (fz_write_file(CG_ROOT "/cgroup.subtree_control", "+memory") ||
+	    (mkdir(CG_TEST, 0755) && errno != EEXIST))
+		return fz_skip(why, "no memory cgroup");
+	snprintf(limit, sizeof(limit), "%lu", CG_LIMIT);
+	if (fz_write_file(CG_TEST "/memory.max", limit) ||
+	    fz_write_file(CG_TEST "/memory.swap.max", "max"))
+		return fz_skip(why, "cannot set memory.max / memory.swap.max");
+	before = fz_file_long("/proc/vmstat", "pswpout ");
+	pid = fork();
+	if (pid == 0)
+		pressure_child(*c->fd, c->flags);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return fz_fail(why, "fork/wait: %s", strerror(errno));
+	after = fz_file_long("/proc/vmstat", "pswpout ");
+	rmdir(CG_TEST);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return fz_fail(why, "child with %lu MiB under memory.max %lu MiB: status %#x",
+			       4 * CG_LIMIT >> 20, CG_LIMIT >> 20, status);
+	if (after <= before)
+		return fz_fail(why, "no page was swapped out (pswpout %ld)", after);
+	fz_diag("pswpout +%ld pages", after - before);
+	return FZ_PASS;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct swap_case cases[] = {
+		{ &dev, MAP_PRIVATE }, { &dev, MAP_SHARED },
+		{ &ref, MAP_PRIVATE }, { &ref, MAP_SHARED },
+	};
+	size_t i;
+
+	fz_setup(argc, argv, &dev, &ref);
+	map_len = (fz_quick ? 16 : 64) * FZ_MiB;
+	fz_run(test_swap_on, NULL, "swap_on_" "zram0");
+	for (i = 0; i < 2; i++)
+		fz_run(test_pageout, &cases[i], "%s_pageout_to_swap_reads_back",
+		       cases[i].flags == MAP_SHARED ? "shared" : "private");
+	for (i = 0; i < FZ_ARRAY_SIZE(cases); i++)
+		fz_run(test_pressure, &cases[i], "%s_%s_over_memory_max_swaps_and_reads_back",
+		       cases[i].fd == &dev ? "device" : "reference",
+		       cases[i].flags == MAP_SHARED ? "shared" : "private");
+	return fz_exit();
+}
