@@ -21,21 +21,22 @@ US_DIR=$(cd "$BENCH_DIR/.." && pwd)
 REPO=$(cd "$US_DIR/.." && pwd)
 CLEARBENCH=${CLEARBENCH:-$US_DIR/build/clearbench}
 CONF=/etc/modprobe.d/fastzero-calibrated.conf
+TABLE=
 
 main() {
-	local args=(--sections calibrate) out table line host
+	local args=(--sections calibrate) out line host
 	[[ ${QUICK:-0} != 1 ]] || args+=(--quick)
 	[[ -x $CLEARBENCH ]] || make -s -C "$US_DIR" "$CLEARBENCH" >&2
 	host=$(hostname -s 2>/dev/null || uname -n)
 	out=${FZ_RESULTS:-$REPO/results}/$(date +%Y%m%d-%H%M%S)-$host-$(uname -r)-native-calibrate.csv
 	mkdir -p "$(dirname "$out")"
-	table=$(mktemp)
-	trap 'rm -f "$table"' EXIT
-	"$CLEARBENCH" "${args[@]}" --csv "$out" "$@" | tee "$table"
-	line=$(sed -n 's/^=> modprobe: //p' "$table")
+	TABLE=$(mktemp)
+	trap 'rm -f "$TABLE"' EXIT
+	"$CLEARBENCH" "${args[@]}" --csv "$out" "$@" | tee "$TABLE"
+	line=$(sed -n 's/^=> modprobe: //p' "$TABLE")
 	[[ -n $line ]] || { echo "calibrate: no result line" >&2; exit 1; }
 	echo
-	echo "# mode: native userspace, $(sed -n 's/^# cpu: //p' "$table"); csv: $out"
+	echo "# mode: native userspace, $(sed -n 's/^# cpu: //p' "$TABLE"); csv: $out"
 	echo "# for /etc/modprobe.d (applies at the next load of fastzero):"
 	echo "$line"
 	[[ ${CALIBRATE_INSTALL:-0} == 1 ]] || return 0
