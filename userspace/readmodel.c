@@ -366,7 +366,7 @@ static void report(const struct opts *o, enum fz_loop zl, double worst)
 			snprintf(verdict, sizeof(verdict), "NO CLAIM: the /dev/zero model misses by %.0f%%",
 				 err);
 		else
-			snprintf(verdict, sizeof(verdict), "%.2fx /dev/zero%s%s, %.0f%% of the limit (%s)",
+			snprintf(verdict, sizeof(verdict), "%.2fx /dev/zero%s%s, %.1f%% of the limit (%s)",
 				 fc / zm, tr ? (fc / zm >= tr ? ", target met" : ", TARGET MISSED") : "",
 				 tr ? (tr >= 3 ? " (>= 3x)" : tr >= 1.4 ? " (>= 1.4x)" : " (>= 0.97x)") : "",
 				 100 * fc / lim, fc / lim >= 0.95 ? ">= 95%: met" : "< 95%: MISSED");
