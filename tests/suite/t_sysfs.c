@@ -115,8 +115,9 @@ static void guest_cpu(struct fz_cpu *cpu)
 	if (cpuinfo_line("flags", line, sizeof(line))) {
 		cpu->rep_good = has_flag(line, "rep_good");
 		cpu->erms = has_flag(line, "erms");
+		cpu->fsrs = has_flag(line, "fsrs");	/* 7.x: also set for AMD FSRM */
 	}
-	cpu->fsrs = cpu_has_fsrs();
+	cpu->fsrs |= cpu_has_fsrs();
 	cpu->max_leaf = __get_cpuid_max(0, NULL);
 	cpu->max_ext_leaf = __get_cpuid_max(0x80000000, NULL);
 	fz_policy_cpu_caches(cpu, user_cpuid);
