@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-# Makefile - fastzero's entry points: all, check, bench, microbench, lint, install, uninstall, dkms-install, dkms-uninstall, clean.
+# Makefile - fastzero's entry points: all, check, bench, microbench, calibrate, model, lint, install, uninstall, dkms-install, dkms-uninstall, clean.
 #
 #   make              driver/fastzero.ko for KDIR, and the userspace tools
 #   make check        the test suite in QEMU on Debian's 6.1, 6.12 and 7.x
 #   make bench        /dev/fastzero vs /dev/zero: table, CSV and plot (root)
 #   make microbench   the driver's clear loops timed in userspace, natively
+#   make calibrate    this machine's erms_threshold and nt_threshold, measured,
+#                     and the modprobe.d line (CALIBRATE_INSTALL=1: install it)
+#   make model        /dev/zero measured and emulated, fastzero emulated, here
 #   make lint         checkpatch --strict, sparse, cppcheck and shellcheck
 #   make install      the module for KDIR's kernel (+ depmod), the udev rule,
 #                     the commented modprobe.d example; AUTOLOAD=1 also
@@ -77,7 +80,7 @@ DEPMOD = $(if $(wildcard $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep), \
 	 depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER), \
 	 @echo "no $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep: depmod skipped")
 
-.PHONY: all module userspace check bench microbench lint install uninstall \
+.PHONY: all module userspace check bench microbench calibrate model lint install uninstall \
 	dkms-install dkms-uninstall clean
 
 all: module userspace
@@ -97,6 +100,12 @@ bench:
 
 microbench:
 	$(MAKE) -C userspace microbench
+
+calibrate:
+	$(MAKE) -C userspace calibrate
+
+model:
+	$(MAKE) -C userspace model
 
 lint:
 	tests/lint.sh

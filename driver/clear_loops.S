@@ -165,7 +165,7 @@ FZ_LOOP_FUNC fz_clear_nt, FZ_NT_BODY, 0
 	.globl	fz_erms_threshold
 	.type	fz_erms_threshold, @object
 fz_erms_threshold:
-	.quad	768
+	.quad	768	/* the driver derives it at load (policy.h) */
 	.size	fz_erms_threshold, 8
 
 #ifndef __KERNEL__

@@ -12,6 +12,10 @@
 #include <linux/uio.h>
 #include <asm/cpufeatures.h>
 #include <asm/page.h>
+#include <asm/processor.h>
+#ifdef FZ_HAVE_ASM_CPUID_API
+#include <asm/cpuid/api.h>	/* cpuid_count(), out of processor.h since 6.15 */
+#endif
 
 /*
  * The current segment of a user-backed iov_iter.  6.4 renamed ->iov to

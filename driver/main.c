@@ -20,6 +20,7 @@
 #include <linux/string.h>
 #include <linux/uio.h>
 #include "clear.h"
+#include "compat.h"
 #include "fastzero.h"
 #include "stats.h"
 
@@ -158,9 +159,52 @@ module_param_cb(read_extent, &fz_read_extent_ops, NULL, 0444);
 MODULE_PARM_DESC(read_extent,
 		 "Bytes a read clears between signal checks now, the preemption model, and why (read-only)");
 
-module_param_named(nt_threshold, fz_nt_threshold, ulong, 0644);
+/*
+ * erms_threshold and nt_threshold are derived from the CPU at load
+ * (fz_thresholds_init()) unless given; a value given (at load, or for
+ * nt_threshold at run time) replaces the reason with "set by parameter".
+ */
+static const char *fz_nt_threshold_why;
+static const char *fz_erms_threshold_why;
+static const char fz_set_by_param[] = "set by parameter";
+
+static int fz_threshold_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_ulong(val, kp);
+
+	if (ret)
+		return ret;
+	if (kp->arg == &fz_nt_threshold)
+		WRITE_ONCE(fz_nt_threshold_why, fz_set_by_param);
+	else
+		fz_erms_threshold_why = fz_set_by_param;
+	return 0;
+}
+
+static const struct kernel_param_ops fz_threshold_ops = {
+	.set	= fz_threshold_set,
+	.get	= param_get_ulong,
+};
+
+module_param_cb(nt_threshold, &fz_threshold_ops, &fz_nt_threshold, 0644);
 MODULE_PARM_DESC(nt_threshold,
-		 "Reads of at least this many bytes use non-temporal stores (0: never)");
+		 "Reads of at least this many bytes use non-temporal stores (0: never); default derived from the CPU");
+
+static int fz_reason_get(char *buf, const struct kernel_param *kp)
+{
+	const char * const *why = kp->arg;
+
+	return sysfs_emit(buf, "%s\n", READ_ONCE(*why));
+}
+
+static const struct kernel_param_ops fz_reason_ops = {
+	.set	= fz_param_set_report,
+	.get	= fz_reason_get,
+};
+
+module_param_cb(nt_threshold_reason, &fz_reason_ops, &fz_nt_threshold_why, 0444);
+MODULE_PARM_DESC(nt_threshold_reason,
+		 "Where nt_threshold comes from: the rule and the cache it was derived from, or set by parameter (read-only)");
 
 /* force_variant: "auto", or a loop name to use whatever the CPU. */
 static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
@@ -235,14 +279,82 @@ module_param_cb(clear_user_variant, &fz_clear_user_variant_ops, NULL, 0444);
 MODULE_PARM_DESC(clear_user_variant,
 		 "clear_user loop selected by the alternatives at load time (read-only)");
 
-module_param_named(erms_threshold, fz_erms_threshold, ulong, 0444);
+module_param_cb(erms_threshold, &fz_threshold_ops, &fz_erms_threshold, 0444);
 MODULE_PARM_DESC(erms_threshold,
-		 "Shortest length the erms variant clears with rep stosb");
+		 "Shortest length the erms variant clears with rep stosb; default derived from the CPU");
+
+module_param_cb(erms_threshold_reason, &fz_reason_ops, &fz_erms_threshold_why, 0444);
+MODULE_PARM_DESC(erms_threshold_reason,
+		 "Where erms_threshold comes from (read-only)");
+
+static void fz_cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
+{
+	cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3]);
+}
+
+/* The CPU as policy.h sees it: vendor, features, last-level cache. */
+static void fz_cpu_read(struct fz_cpu *cpu)
+{
+	unsigned int r[4];
+
+	memset(cpu, 0, sizeof(*cpu));
+	switch (boot_cpu_data.x86_vendor) {
+	case X86_VENDOR_INTEL:
+		cpu->vendor = FZ_VENDOR_INTEL;
+		break;
+	case X86_VENDOR_AMD:
+	case X86_VENDOR_HYGON:
+		cpu->vendor = FZ_VENDOR_AMD;
+		break;
+	default:
+		cpu->vendor = FZ_VENDOR_OTHER;
+	}
+	cpu->rep_good = boot_cpu_has(X86_FEATURE_REP_GOOD);
+	cpu->erms = boot_cpu_has(X86_FEATURE_ERMS);
+	cpu->fsrs = boot_cpu_has(X86_FEATURE_FSRS);
+	cpu->max_leaf = boot_cpu_data.cpuid_level;
+	fz_cpuid(0x80000000, 0, r);
+	cpu->max_ext_leaf = r[0];
+	cpu->fallback_kb = max_t(int, boot_cpu_data.x86_cache_size, 0);
+	fz_policy_cpu_caches(cpu, fz_cpuid);
+}
+
+/*
+ * Derive the thresholds the parameters did not set, and describe the
+ * cache they came from (nt_threshold) in the reason.
+ */
+static void fz_thresholds_init(void)
+{
+	static char nt_why[256];
+	struct fz_cpu cpu;
+	const char *why;
+	unsigned long thr;
+
+	fz_cpu_read(&cpu);
+	if (fz_policy_variant(&cpu) != fz_clear_user_selected())
+		pr_warn("policy.h expects variant %s, the alternatives chose %s\n",
+			fz_loop_names[fz_policy_variant(&cpu)],
+			fz_loop_names[fz_clear_user_selected()]);
+	thr = fz_policy_erms_threshold(&cpu, &why);
+	if (!fz_erms_threshold_why) {
+		fz_erms_threshold = thr;
+		fz_erms_threshold_why = why;
+	}
+	thr = fz_policy_nt_threshold(&cpu, &why);
+	snprintf(nt_why, sizeof(nt_why),
+		 "%s (last-level cache %lu KiB, %lu KiB per thread, from %s)",
+		 why, cpu.llc_size >> 10, cpu.llc_per_thread >> 10, cpu.llc_from);
+	if (!fz_nt_threshold_why) {
+		fz_nt_threshold = thr;
+		WRITE_ONCE(fz_nt_threshold_why, nt_why);
+	}
+}
 
 static int __init fz_init(void)
 {
 	int ret;
 
+	fz_thresholds_init();
 	ret = fz_shmem_mount();
 	if (ret)
 		return ret;
@@ -251,9 +363,9 @@ static int __init fz_init(void)
 		fz_shmem_unmount();
 		return ret;
 	}
-	pr_info("clear_user: %s (erms_threshold %lu), read extent %zu (%s), shared huge=%s\n",
+	pr_info("clear_user: %s (erms_threshold %lu), nt_threshold %lu, read extent %zu (%s), shared huge=%s\n",
 		fz_loop_names[fz_clear_user_selected()], fz_erms_threshold,
-		fz_read_extent(NULL), fz_preempt_model(),
+		fz_nt_threshold, fz_read_extent(NULL), fz_preempt_model(),
 		fz_shared_huge_names[fz_shared_huge]);
 	return 0;
 }

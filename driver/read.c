@@ -2,7 +2,6 @@
 /* read.c - read, read_iter, splice_read: extents, exact faults, signals, NOWAIT, the zero page. */
 
 #include <linux/fs.h>
-#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/pipe_fs_i.h>
 #include <linux/sched.h>
@@ -15,23 +14,14 @@
 #include "stats.h"
 
 unsigned long fz_chunk_size = FZ_CHUNK_AUTO;
-unsigned long fz_nt_threshold = FZ_NT_THRESHOLD_DEFAULT;
+unsigned long fz_nt_threshold;	/* set at load (main.c) */
 int fz_forced_loop = FZ_LOOP_AUTO;
 
-/*
- * The loop for a read of @total bytes: the one force_variant names, else
- * non-temporal stores for a destination too large to stay in the cache
- * (it would be evicted before it is read; without the read-for-ownership
- * the stores run ~1.4x faster), else the one the alternatives patched in.
- */
+/* The loop for a read of @total bytes (policy.h). */
 static int fz_read_loop(size_t total)
 {
-	int loop = READ_ONCE(fz_forced_loop);
-	unsigned long nt_threshold = READ_ONCE(fz_nt_threshold);
-
-	if (loop == FZ_LOOP_AUTO && nt_threshold && total >= nt_threshold)
-		return FZ_LOOP_NT;
-	return loop;
+	return fz_policy_loop(READ_ONCE(fz_forced_loop),
+			      READ_ONCE(fz_nt_threshold), total);
 }
 
 static unsigned long fz_clear_chunk(int loop, void __user *to, unsigned long n)
@@ -41,37 +31,23 @@ static unsigned long fz_clear_chunk(int loop, void __user *to, unsigned long n)
 	return fz_clear_user_loop(loop, to, n);
 }
 
+static_assert(FZ_EXTENT_ALIGN == PAGE_SIZE);
+
 /* Clearing rate of recent large extents in bytes per microsecond (EWMA). */
-static unsigned long fz_rate = 10000;	/* 10 GB/s until measured */
+static unsigned long fz_rate = FZ_RATE_INITIAL;
 
 /**
  * fz_read_extent() - bytes a read clears between signal checks
  * @why: if not NULL, set to the reason, for sysfs
  *
  * Return: chunk_size if set, else the extent for the preemption model the
- * kernel runs (see fastzero.h).
+ * kernel runs (fz_policy_extent() in policy.h).
  */
 size_t fz_read_extent(const char **why)
 {
-	unsigned long forced = READ_ONCE(fz_chunk_size);
-	const char *reason;
-	size_t extent;
-
-	if (forced) {
-		extent = forced;
-		reason = "set by chunk_size";
-	} else if (!preempt_model_preemptible()) {
-		extent = FZ_EXTENT_COOP;
-		reason = "cooperative: PROCESS_PAGES_NON_PREEMPT_BATCH, cond_resched() between";
-	} else {
-		extent = READ_ONCE(fz_rate) * (FZ_SIGNAL_BUDGET_NS / NSEC_PER_USEC);
-		extent = clamp_t(size_t, extent, FZ_EXTENT_COOP, FZ_EXTENT_PREEMPT_MAX);
-		extent = round_down(extent, PAGE_SIZE);
-		reason = "preemptible: a 4 ms signal budget at the measured clearing rate";
-	}
-	if (why)
-		*why = reason;
-	return extent;
+	return fz_policy_extent(READ_ONCE(fz_chunk_size),
+				preempt_model_preemptible(),
+				READ_ONCE(fz_rate), why);
 }
 
 /* A clock reading for an extent worth timing (the rate sizes extents), else 0. */
@@ -82,14 +58,9 @@ static u64 fz_time_start(size_t n)
 
 static void fz_time_end(u64 t0, size_t done)
 {
-	u64 ns;
-
-	if (!t0 || done < FZ_EXTENT_COOP)
-		return;
-	ns = local_clock() - t0;
-	if (ns)
-		WRITE_ONCE(fz_rate, (7 * READ_ONCE(fz_rate) +
-				     div64_u64((u64)done * NSEC_PER_USEC, ns)) / 8);
+	if (t0)
+		WRITE_ONCE(fz_rate, fz_policy_rate(READ_ONCE(fz_rate), done,
+						   local_clock() - t0));
 }
 
 /*

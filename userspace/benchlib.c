@@ -2,6 +2,9 @@
 /* benchlib.c - shared helpers of clearbench and fzbench. */
 #define _GNU_SOURCE
 #include "benchlib.h"
+#include "policy.h"
+
+#include <cpuid.h>
 
 #include <errno.h>
 #include <math.h>
@@ -194,6 +197,46 @@ const char *bl_cpu_flags(void)
 				      o ? " " : "", want[i]);
 	}
 	return o ? out : "none";
+}
+
+static bool has_flag(const char *flags, const char *flag)
+{
+	char padded[4100], pat[32];
+
+	snprintf(padded, sizeof(padded), " %s ", flags);
+	snprintf(pat, sizeof(pat), " %s ", flag);
+	return strstr(padded, pat);
+}
+
+static void user_cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
+{
+	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+
+void bl_fz_cpu(struct fz_cpu *cpu)
+{
+	char buf[4096];
+	unsigned int r[4];
+
+	memset(cpu, 0, sizeof(*cpu));
+	cpuinfo_field("vendor_id", buf, sizeof(buf));
+	if (!strcmp(buf, "GenuineIntel"))
+		cpu->vendor = FZ_VENDOR_INTEL;
+	else if (!strcmp(buf, "AuthenticAMD") || !strcmp(buf, "HygonGenuine"))
+		cpu->vendor = FZ_VENDOR_AMD;
+	cpuinfo_field("cache size", buf, sizeof(buf));
+	cpu->fallback_kb = strtoul(buf, NULL, 10);
+	cpuinfo_field("flags", buf, sizeof(buf));
+	cpu->rep_good = has_flag(buf, "rep_good");
+	cpu->erms = has_flag(buf, "erms");
+	cpu->fsrs = has_flag(buf, "fsrs");	/* 7.x: also set for AMD FSRM */
+	cpu->max_leaf = __get_cpuid_max(0, NULL);
+	cpu->max_ext_leaf = __get_cpuid_max(0x80000000, NULL);
+	if (cpu->max_leaf >= 7) {
+		user_cpuid(7, 1, r);
+		cpu->fsrs |= !!(r[0] & (1u << 11));
+	}
+	fz_policy_cpu_caches(cpu, user_cpuid);
 }
 
 static void *grow(void *arr, unsigned int *cap, size_t elem)

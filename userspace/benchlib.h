@@ -48,6 +48,14 @@ void *bl_alloc(size_t len, bool thp);
 void bl_free(void *p, size_t len);
 void bl_prefault(void *p, size_t len);
 
+struct fz_cpu;
+/*
+ * This CPU as driver/policy.h sees it (fz_cpu_read() in driver/main.c):
+ * vendor and flags from /proc/cpuinfo (rep_good is the kernel's), FSRS
+ * and the caches from CPUID.
+ */
+void bl_fz_cpu(struct fz_cpu *cpu);
+
 /* Pin the calling thread to @cpu (-1: leave it alone); 0 on success. */
 int bl_pin_cpu(int cpu);
 /* Model name and the clear-related CPU flags, for the report header. */

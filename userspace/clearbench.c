@@ -14,6 +14,10 @@
  *           the evidence for fz_erms_threshold
  *   chunk   the read path's chunk size (64K..8M) on a 64 MiB and 1 GiB
  *           destination with rep_stosb
+ *   calibrate (make calibrate, not in the default set) this machine's
+ *           erms_threshold and nt_threshold, measured with the driver's
+ *           extent policy (driver/policy.h) beside the ones the driver
+ *           derives, and the modprobe.d line
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -23,52 +27,11 @@
 #include <string.h>
 
 #include "benchlib.h"
-#include "clear_loops.h"
+#include "loops.h"
+#include "policy.h"
 
 #define MAX_CFGS	128
 #define WARM_LIMIT	(8u << 20)	/* buffers up to this are "cache-resident" */
-
-typedef void (*clear_fn)(char *buf, size_t len, size_t chunk,
-			 unsigned long passes);
-
-/*
- * The loops are not C functions: FZ_CALL_LOOP emits a direct call to a
- * literal symbol, so every loop gets its own copy of the chunk walk.
- */
-#define DEFINE_CLEAR(sym)						\
-static void run_##sym(char *buf, size_t len, size_t chunk,		\
-		      unsigned long passes)				\
-{									\
-	unsigned long p;						\
-	size_t off;							\
-									\
-	for (p = 0; p < passes; p++) {					\
-		for (off = 0; off < len; off += chunk) {		\
-			void *dst = buf + off;				\
-			unsigned long n = BL_MIN(chunk, len - off);	\
-									\
-			FZ_CALL_LOOP(#sym, dst, n);			\
-			if (n)						\
-				bl_die(#sym ": %lu bytes left", n);	\
-		}							\
-	}								\
-}
-
-DEFINE_CLEAR(fz_clear_unrolled)
-DEFINE_CLEAR(fz_clear_stosq)
-DEFINE_CLEAR(fz_clear_erms)
-DEFINE_CLEAR(fz_clear_stosb)
-DEFINE_CLEAR(fz_clear_nt)
-
-static const clear_fn loops[FZ_NR_LOOPS] = {
-	[FZ_LOOP_UNROLLED]	= run_fz_clear_unrolled,
-	[FZ_LOOP_STOSQ]		= run_fz_clear_stosq,
-	[FZ_LOOP_ERMS]		= run_fz_clear_erms,
-	[FZ_LOOP_STOSB]		= run_fz_clear_stosb,
-	[FZ_LOOP_NT]		= run_fz_clear_nt,
-};
-
-static const char * const loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
 
 /**
  * struct cfg - one configuration to time
@@ -196,7 +159,8 @@ static void collect(struct bl_report *rep, unsigned int reps, bool ns_aux)
 
 	for (i = 0; i < ncfgs; i++) {
 		struct cfg *c = &cfgs[i];
-		bool by_len = !strcmp(c->workload, "short");
+		bool by_len = !strcmp(c->workload, "short") ||
+			      !strncmp(c->workload, "cal-", 4);
 		struct bl_result *r;
 		struct bl_stats ns;
 
@@ -234,6 +198,15 @@ static double med_of(const struct bl_report *rep, const char *workload,
 	struct bl_result *r = bl_find(rep, workload, param, loop_names[loop]);
 
 	return r && r->st.n ? r->st.med : NAN;
+}
+
+/* Best of the repetitions: what a busy host lets through at best. */
+static double best_of(const struct bl_report *rep, const char *workload,
+		      const char *param, enum fz_loop loop)
+{
+	struct bl_result *r = bl_find(rep, workload, param, loop_names[loop]);
+
+	return r && r->st.n ? r->st.max : NAN;
 }
 
 /* --- section: strategy x chunk x buffer ---------------------------------- */
@@ -415,6 +388,146 @@ static void section_chunk(const struct opts *o, struct bl_report *rep,
 	}
 }
 
+/* --- section: calibrate, this machine's thresholds ---------------------- */
+
+/* Read sizes for the non-temporal crossover: the driver's extents and up. */
+static const size_t cal_sizes[] = {
+	32u << 20, 64u << 20, 128u << 20, 256u << 20, 512u << 20, 1u << 30,
+};
+
+#define CAL_SHORT_MIN	64
+#define CAL_SHORT_MAX	2048
+#define CAL_SHORT_STEP	64
+
+static size_t cal_max(const struct opts *o)
+{
+	return o->quick ? 256u << 20 : 1u << 30;
+}
+
+/*
+ * (a) The length from which rep stosb stays at least as fast as the
+ * unrolled loop (cache hot): the erms_threshold to use.  0 if rep stosb
+ * never catches up below CAL_SHORT_MAX.
+ */
+static size_t cal_erms(const struct bl_report *rep)
+{
+	size_t len, cross = 0;
+
+	for (len = CAL_SHORT_MAX; len >= CAL_SHORT_MIN; len -= CAL_SHORT_STEP) {
+		const char *p = fmt(len);
+
+		if (best_of(rep, "cal-short", p, FZ_LOOP_STOSB) <
+		    best_of(rep, "cal-short", p, FZ_LOOP_UNROLLED))
+			break;
+		cross = len;
+	}
+	return cross;
+}
+
+/*
+ * (b) The read size from which non-temporal stores beat the driver's own
+ * loop for good, with both extent policies (32 MiB cooperative batches,
+ * one call as a preemptible kernel clears up to 1 GiB): nt_threshold.
+ * 0 if they never do.
+ */
+static size_t cal_nt(const struct bl_report *rep, const struct opts *o,
+		     enum fz_loop own)
+{
+	static const char * const wls[] = { "cal-nt-coop", "cal-nt-onecall" };
+	size_t thr = 0;
+	int i, w;
+
+	for (i = BL_ARRAY_SIZE(cal_sizes) - 1; i >= 0; i--) {
+		bool wins = cal_sizes[i] <= cal_max(o);
+
+		for (w = 0; w < 2 && wins; w++)
+			wins = best_of(rep, wls[w], fmt(cal_sizes[i]), FZ_LOOP_NT) >
+			       best_of(rep, wls[w], fmt(cal_sizes[i]), own);
+		if (cal_sizes[i] > cal_max(o))
+			continue;
+		if (!wins)
+			break;
+		thr = cal_sizes[i];
+	}
+	return thr;
+}
+
+static void section_calibrate(const struct opts *o, struct bl_report *rep,
+			      char *buf)
+{
+	const char *erms_why, *nt_why;
+	size_t len, erms, nt, extent;
+	unsigned long derms, dnt;
+	struct fz_cpu cpu;
+	enum fz_loop own;
+	unsigned int i, from;
+	char line[160];
+
+	bl_fz_cpu(&cpu);
+	own = fz_policy_variant(&cpu);
+	derms = fz_policy_erms_threshold(&cpu, &erms_why);
+	dnt = fz_policy_nt_threshold(&cpu, &nt_why);
+	bl_note(rep, "cal.cpu", "vendor %s, rep_good %d erms %d fsrs %d, variant %s; last-level cache %lu KiB (%lu KiB per thread) from %s",
+		cpu.vendor == FZ_VENDOR_INTEL ? "Intel" : cpu.vendor == FZ_VENDOR_AMD ? "AMD" : "other",
+		cpu.rep_good, cpu.erms, cpu.fsrs, loop_names[own],
+		cpu.llc_size >> 10, cpu.llc_per_thread >> 10, cpu.llc_from);
+
+	from = rep->nres;
+	for (len = CAL_SHORT_MIN; len <= CAL_SHORT_MAX; len += CAL_SHORT_STEP) {
+		add_cfg("cal-short", FZ_LOOP_UNROLLED, buf, len, len)->warm = true;
+		add_cfg("cal-short", FZ_LOOP_STOSB, buf, len, len)->warm = true;
+	}
+	run_cfgs(o, "calibrate: short clears");
+	collect(rep, o->reps, true);
+	set_ratios(rep, from, NULL, loop_names[FZ_LOOP_UNROLLED], true);
+
+	/* own loop for the erms variant below its threshold: as the driver */
+	fz_erms_threshold = derms;
+	from = rep->nres;
+	for (i = 0; i < BL_ARRAY_SIZE(cal_sizes) && cal_sizes[i] <= cal_max(o); i++) {
+		extent = fz_policy_extent(FZ_CHUNK_AUTO, false, 0, NULL);
+		add_cfg("cal-nt-coop", own, buf, cal_sizes[i], extent);
+		add_cfg("cal-nt-coop", FZ_LOOP_NT, buf, cal_sizes[i], extent);
+		add_cfg("cal-nt-onecall", own, buf, cal_sizes[i], cal_sizes[i]);
+		add_cfg("cal-nt-onecall", FZ_LOOP_NT, buf, cal_sizes[i], cal_sizes[i]);
+	}
+	run_cfgs(o, "calibrate: non-temporal vs rep stos");
+	collect(rep, o->reps, false);
+	for (i = from; i < rep->nres; i++) {
+		struct bl_result *r = &rep->res[i];
+		struct bl_result *base = bl_find(rep, r->workload, r->param,
+						 loop_names[own]);
+
+		if (base && base->st.n && r->st.n)
+			r->ratio = r->st.med / base->st.med;
+	}
+
+	erms = cal_erms(rep);
+	nt = cal_nt(rep, o, own);
+	bl_note(rep, "result.erms_threshold", "measured %zu (rep stosb >= unrolled from there up to %d B%s); derived %lu (%s)",
+		erms, CAL_SHORT_MAX, erms ? "" : ": never", derms, erms_why);
+	if (!erms)
+		erms = CAL_SHORT_MAX;
+	snprintf(line, sizeof(line), "%s", "");
+	for (i = 0; i < BL_ARRAY_SIZE(cal_sizes) && cal_sizes[i] <= cal_max(o); i++) {
+		const char *p = fmt(cal_sizes[i]);
+
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s %.2f/%.2f",
+			 i ? ", " : "", p,
+			 best_of(rep, "cal-nt-coop", p, FZ_LOOP_NT) /
+			 best_of(rep, "cal-nt-coop", p, own),
+			 best_of(rep, "cal-nt-onecall", p, FZ_LOOP_NT) /
+			 best_of(rep, "cal-nt-onecall", p, own));
+	}
+	bl_note(rep, "result.nt_vs_own", "nt/%s by read size (best of each), 32M extents / one call: %s",
+		loop_names[own], line);
+	bl_note(rep, "result.nt_threshold", "measured %zu%s; derived %lu (%s)",
+		nt, nt ? "" : " (non-temporal never wins in both extent policies)",
+		dnt, nt_why);
+	bl_note(rep, "result.modprobe", "options fastzero erms_threshold=%zu nt_threshold=%zu",
+		erms, nt);
+}
+
 /* --- self-test: every loop clears exactly [dst, dst + len) ---------------- */
 
 static void self_test(char *buf)
@@ -446,7 +559,7 @@ static void self_test(char *buf)
 static void usage(void)
 {
 	fputs("usage: clearbench [--quick] [--reps N] [--target-ms MS] [--csv FILE] [--json]\n"
-	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk]\n"
+	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk,calibrate]\n"
 	      "                  [--bufs 1M,1G] [--chunk-dests 64M,1G] [--chunk-loop NAME]\n"
 	      "                  [--erms-threshold BYTES]\n"
 	      "  Times driver/clear_loops.S in userspace. GB/s = 1e9 bytes/s; spread =\n"
@@ -542,6 +655,8 @@ static size_t largest(const struct opts *o)
 		m = BL_MAX(m, o->bufs[i]);
 	for (i = 0; i < o->ndests; i++)
 		m = BL_MAX(m, o->dests[i]);
+	if (strstr(o->sections, "calibrate"))
+		m = BL_MAX(m, cal_max(o));
 	return m;
 }
 
@@ -578,6 +693,8 @@ int main(int argc, char **argv)
 		section_short(&o, &rep, buf);
 	if (strstr(o.sections, "chunk"))
 		section_chunk(&o, &rep, buf);
+	if (strstr(o.sections, "calibrate"))
+		section_calibrate(&o, &rep, buf);
 	bl_note(&rep, "runtime_s", "%.1f", (bl_now_ns() - t0) / 1e9);
 
 	bl_print_table(o.json ? stderr : stdout, &rep);

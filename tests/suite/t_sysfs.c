@@ -6,6 +6,8 @@
  *	force_variant (rw)	override: auto unrolled rep_stosq erms rep_stosb nt
  *	chunk_size (rw)		bytes cleared between rescheduling points
  *	nt_threshold (rw)	reads from this size on use non-temporal stores
+ *	erms_threshold (ro)	shortest clear the erms variant does with rep stosb
+ *	*_threshold_reason (ro)	where each threshold comes from
  *	shared_huge (ro)	tmpfs huge= policy of MAP_SHARED memory
  *
  * Every forced variant and a small and a big chunk size are exercised with
@@ -13,6 +15,8 @@
  * PROT_NONE page, i.e. each loop's fault fixup).  Parameters are restored.
  *
  * FZ_EXPECT_VARIANT overrides the variant expected from /proc/cpuinfo.
+ * The derived thresholds are recomputed here with driver/policy.h, the
+ * driver's own rule, from the same CPUID leaves and /proc/cpuinfo.
  */
 #include <cpuid.h>
 #include <errno.h>
@@ -23,6 +27,7 @@
 #include <unistd.h>
 
 #include "fztest.h"
+#include "policy.h"
 
 static int dev, ref;
 static const char *const variants[] = {
@@ -70,6 +75,117 @@ static int cpu_has_fsrs(void)
 	if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx))
 		return 0;
 	return !!(eax & (1u << 11));
+}
+
+static void user_cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
+{
+	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+
+/* The first /proc/cpuinfo line starting with @key, into @line. */
+static int cpuinfo_line(const char *key, char *line, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, len, f))
+		found = !strncmp(line, key, strlen(key));
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The CPU as the driver sees it (fz_cpu_read() in main.c). */
+static void guest_cpu(struct fz_cpu *cpu)
+{
+	static char line[8192];
+	unsigned long kb;
+	const char *p;
+
+	memset(cpu, 0, sizeof(*cpu));
+	if (cpuinfo_line("vendor_id", line, sizeof(line))) {
+		if (strstr(line, "GenuineIntel"))
+			cpu->vendor = FZ_VENDOR_INTEL;
+		else if (strstr(line, "AuthenticAMD") || strstr(line, "HygonGenuine"))
+			cpu->vendor = FZ_VENDOR_AMD;
+	}
+	if (cpuinfo_line("cache size", line, sizeof(line)) &&
+	    (p = strchr(line, ':')) && sscanf(p + 1, "%lu", &kb) == 1)
+		cpu->fallback_kb = kb;
+	if (cpuinfo_line("flags", line, sizeof(line))) {
+		cpu->rep_good = has_flag(line, "rep_good");
+		cpu->erms = has_flag(line, "erms");
+		cpu->fsrs = has_flag(line, "fsrs");	/* 7.x: also set for AMD FSRM */
+	}
+	cpu->fsrs |= cpu_has_fsrs();
+	cpu->max_leaf = __get_cpuid_max(0, NULL);
+	cpu->max_ext_leaf = __get_cpuid_max(0x80000000, NULL);
+	fz_policy_cpu_caches(cpu, user_cpuid);
+}
+
+/*
+ * A threshold the module derived must be what policy.h derives from this
+ * CPU, within bounds, with the rule as its reason; one set by a parameter
+ * (FZ_INSMOD_ARGS) says so.
+ */
+static int check_threshold(const char *name, unsigned long want,
+			   const char *want_why, unsigned long max, char *why)
+{
+	char val[64], reason[512], rname[64];
+	unsigned long v;
+
+	snprintf(rname, sizeof(rname), "%s_reason", name);
+	if (param_read(name, val, sizeof(val)) || sscanf(val, "%lu", &v) != 1)
+		return fz_fail(why, "%s not readable as a number", name);
+	if (param_read(rname, reason, sizeof(reason)) || !reason[0])
+		return fz_fail(why, "%s not readable", rname);
+	fz_diag("  %s %lu: %s", name, v, reason);
+	if (v > max)
+		return fz_fail(why, "%s %lu above %lu", name, v, max);
+	if (!strncmp(reason, "set by parameter", 16))
+		return FZ_PASS;
+	if (strncmp(reason, want_why, strlen(want_why)))
+		return fz_fail(why, "%s is \"%s\", policy.h says \"%s\"", rname,
+			       reason, want_why);
+	if (v != want)
+		return fz_fail(why, "%s %lu, policy.h derives %lu from this CPU",
+			       name, v, want);
+	return FZ_PASS;
+}
+
+static int test_erms_threshold(const void *arg, char *why)
+{
+	struct fz_cpu cpu;
+	const char *rule;
+	unsigned long want;
+
+	(void)arg;
+	guest_cpu(&cpu);
+	want = fz_policy_erms_threshold(&cpu, &rule);
+	return check_threshold("erms_threshold", want, rule, 4096, why);
+}
+
+/* 0 (never) or from 0x4040 bytes (glibc's minimum) to 1 GiB. */
+static int test_nt_threshold_derived(const void *arg, char *why)
+{
+	struct fz_cpu cpu;
+	const char *rule;
+	unsigned long want;
+	char val[64];
+	int ret;
+
+	(void)arg;
+	guest_cpu(&cpu);
+	want = fz_policy_nt_threshold(&cpu, &rule);
+	fz_diag("  CPU: vendor %d rep_good %d erms %d fsrs %d, last-level cache %lu KiB (%lu per thread) from %s",
+		cpu.vendor, cpu.rep_good, cpu.erms, cpu.fsrs, cpu.llc_size >> 10,
+		cpu.llc_per_thread >> 10, cpu.llc_from);
+	ret = check_threshold("nt_threshold", want, rule, FZ_GiB, why);
+	if (ret != FZ_PASS || param_read("nt_threshold", val, sizeof(val)))
+		return ret;
+	if (strcmp(val, "0") && strtoul(val, NULL, 0) < 0x4040)
+		return fz_fail(why, "nt_threshold %s below glibc's minimum 0x4040", val);
+	return FZ_PASS;
 }
 
 /* What the alternatives should pick: the last variant whose feature is set. */
@@ -283,7 +399,15 @@ int main(int argc, char **argv)
 	nv[1] = chunk0;
 	fz_run(test_set, nv, "chunk_size_restore_%s", chunk0);
 
+	fz_run(test_erms_threshold, NULL, "erms_threshold_derived_by_policy");
+	fz_run(test_nt_threshold_derived, NULL, "nt_threshold_derived_by_policy");
 	restore_after("nt_threshold", "4096", test_nt_threshold);
+	nv[0] = "nt_threshold_reason";
+	nv[1] = "set by parameter";
+	fz_run(test_readonly, nv, "nt_threshold_reason_set_by_parameter_read_only");
+	nv[0] = "erms_threshold";
+	nv[1] = NULL;
+	fz_run(test_readonly, nv, "erms_threshold_read_only");
 	nv[0] = "clear_user_variant";
 	nv[1] = NULL;
 	fz_run(test_readonly, nv, "clear_user_variant_read_only");

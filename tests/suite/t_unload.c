@@ -121,9 +121,13 @@ static int test_good_params(const void *arg, char *why)
 		{ "chunk_size", "65536" },
 		{ "shared_huge", "never" },
 		{ "force_variant", "unrolled" },
+		{ "erms_threshold", "1024" },
+		{ "erms_threshold_reason", "set by parameter" },
+		{ "nt_threshold", "0" },
+		{ "nt_threshold_reason", "set by parameter" },
 	};
 	char path[256], val[64];
-	int err = load("chunk_size=65536 shared_huge=never force_variant=unrolled");
+	int err = load("chunk_size=65536 shared_huge=never force_variant=unrolled erms_threshold=1024 nt_threshold=0");
 	int ret = FZ_PASS;
 	size_t i;
 

@@ -20,6 +20,10 @@
 #                            auto (default: under TCG only), 1 (always, if the
 #                            parameter is writable) or 0 (never)
 #      FZ_RESULTS            output dir (default results/)
+# First, in every mode, the hardware model (userspace/readmodel, native
+# userspace on the host CPU): /dev/zero's read() measured and emulated,
+# fastzero's emulated with driver/policy.h; its table leads the output, and
+# <date>-<host>-<uname -r>-native-model.{csv,txt} goes to FZ_RESULTS.
 # Output: table on stdout, <date>-<host>-<kernel>-<mode>.{csv,svg,png} in
 # FZ_RESULTS, the raw outputs in the matching -raw/ directory; TCG adds
 # <date>-<host>-<kernel>-tcg-clearbench.{csv,svg,png} (microbench.sh).
@@ -148,6 +152,15 @@ run_vm() {	# run_vm MODE RAWDIR
 	[[ -s $raw/meta.txt ]] || die "no results in $log (run-vm.sh status $rc)"
 }
 
+# The hardware model on the host CPU, before anything else (userspace only).
+run_model() {	# run_model OUTBASE
+	local args=(--csv "$1.csv")
+	[[ $QUICK != 1 ]] || args+=(--quick)
+	loud "HARDWARE MODEL (host CPU, userspace emulation): /dev/zero measured and" \
+		"emulated, /dev/fastzero emulated with driver/policy.h - a model, not the device" 2>&1
+	"$US_DIR/build/readmodel" "${args[@]}" | tee "$1.txt"
+}
+
 tcg_warning() {	# tcg_warning RAWDIR: on stdout, next to the table
 	loud "WARNING: mode TCG - these numbers measure QEMU's software emulation," \
 		"not the hardware (TCG runs rep stosb ~8x slower than a movq loop, the" \
@@ -173,6 +186,8 @@ main() {
 	[[ $mode == native ]] || need_pkgs qemu-system-x86 busybox-static
 	make -s -C "$US_DIR" all >&2
 	mkdir -p "$RESULTS"
+	host=$(hostname -s 2>/dev/null || uname -n)
+	run_model "$RESULTS/$(date +%Y%m%d-%H%M%S)-$host-$(uname -r)-native-model"
 	raw=$(mktemp -d "$RESULTS/.raw.XXXXXX")
 	if [[ $mode == native ]]; then
 		run_native "$raw"
@@ -180,7 +195,6 @@ main() {
 		run_vm "$mode" "$raw"
 	fi
 	kver=$(sed -n 's/^kernel=//p' "$raw/meta.txt")
-	host=$(hostname -s 2>/dev/null || uname -n)
 	stamp=$(date +%Y%m%d-%H%M%S)
 	base=$RESULTS/$stamp-$host-$kver-$mode
 	mv "$raw" "$base-raw"

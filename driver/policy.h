@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* policy.h - the read path's policy (extents, loop, thresholds), shared with userspace. */
+#ifndef _FASTZERO_POLICY_H
+#define _FASTZERO_POLICY_H
+
+/*
+ * Everything here is a static inline function of plain arguments: the
+ * driver calls it with what the kernel knows (boot_cpu_data, the live
+ * preemption model, its parameters), userspace/clearbench (make calibrate)
+ * and userspace/readmodel (make model) call it with what they measure, so
+ * the model and the calibrator run the driver's policy, not a copy of it.
+ */
+#ifdef __KERNEL__
+#include <linux/sizes.h>
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#define SZ_32M			0x02000000
+#define SZ_64M			0x04000000
+#define SZ_1G			0x40000000
+#endif
+#include "clear_loops.h"
+
+/*
+ * The extent a read clears in one call, between signal checks (and, on
+ * cooperative kernels, cond_resched() calls).  /dev/zero uses PAGE_SIZE.
+ * chunk_size 0 (the default) chooses by the preemption model; any other
+ * value, 4 KiB to 1 GiB, overrides it.
+ *
+ * Cooperative kernels (preempt=none|voluntary) take mainline's batch for
+ * clear_pages() between cond_resched() calls: PROCESS_PAGES_NON_PREEMPT_BATCH
+ * (include/linux/mm.h, 7.0), 32 MiB, "worst case preemption latency of
+ * around 3ms" at ~10 GB/s.  Preemptible kernels (full, lazy, rt) are
+ * preempted inside a rep stos anyway; their extents only bound how late a
+ * signal is seen: FZ_SIGNAL_BUDGET_US at the clearing rate last measured,
+ * from 32 MiB up to 1 GiB.
+ */
+#define FZ_CHUNK_AUTO		0
+#define FZ_CHUNK_MIN		4096UL
+#define FZ_CHUNK_MAX		((unsigned long)SZ_1G)
+#define FZ_EXTENT_ALIGN		4096UL		/* PAGE_SIZE on x86-64 */
+#define FZ_EXTENT_COOP		((unsigned long)SZ_32M)
+#define FZ_EXTENT_PREEMPT_MAX	((unsigned long)SZ_1G)
+#define FZ_SIGNAL_BUDGET_US	4000UL
+#define FZ_RATE_INITIAL		10000UL		/* bytes/us: 10 GB/s until measured */
+
+/* force_variant: negative means "use what the alternatives selected". */
+#define FZ_LOOP_AUTO		(-1)
+
+/**
+ * fz_policy_extent() - bytes a read clears between signal checks
+ * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
+ * @preemptible: the kernel is preempt=full, lazy or rt
+ * @rate: clearing rate of recent large extents, bytes per microsecond
+ * @why: if not NULL, set to the reason, for sysfs
+ *
+ * Return: @chunk_size if set; else FZ_EXTENT_COOP on a cooperative kernel;
+ * else @rate times the signal budget, clamped to FZ_EXTENT_COOP ..
+ * FZ_EXTENT_PREEMPT_MAX and rounded down to a page.
+ */
+static inline unsigned long fz_policy_extent(unsigned long chunk_size,
+					     bool preemptible,
+					     unsigned long rate,
+					     const char **why)
+{
+	const char *reason;
+	unsigned long extent;
+
+	if (chunk_size != FZ_CHUNK_AUTO) {
+		extent = chunk_size;
+		reason = "set by chunk_size";
+	} else if (!preemptible) {
+		extent = FZ_EXTENT_COOP;
+		reason = "cooperative: PROCESS_PAGES_NON_PREEMPT_BATCH, cond_resched() between";
+	} else {
+		extent = rate * FZ_SIGNAL_BUDGET_US;
+		if (extent < FZ_EXTENT_COOP)
+			extent = FZ_EXTENT_COOP;
+		if (extent > FZ_EXTENT_PREEMPT_MAX)
+			extent = FZ_EXTENT_PREEMPT_MAX;
+		extent &= ~(FZ_EXTENT_ALIGN - 1);
+		reason = "preemptible: a 4 ms signal budget at the measured clearing rate";
+	}
+	if (why)
+		*why = reason;
+	return extent;
+}
+
+/**
+ * fz_policy_rate() - fold one timed extent into the clearing rate
+ * @rate: the rate so far, bytes per microsecond
+ * @bytes: bytes the extent cleared
+ * @ns: nanoseconds it took
+ *
+ * Only extents of FZ_EXTENT_COOP bytes or more are timed (shorter ones are
+ * cache-resident and would overstate the rate).
+ *
+ * Return: the new rate, an exponentially weighted average (7/8 old).
+ */
+static inline unsigned long fz_policy_rate(unsigned long rate,
+					   unsigned long bytes,
+					   unsigned long long ns)
+{
+	if (!ns || bytes < FZ_EXTENT_COOP)
+		return rate;
+	return (7 * rate + (unsigned long)(bytes * 1000ULL / ns)) / 8;
+}
+
+/**
+ * fz_policy_loop() - the clear loop for a read of @total bytes
+ * @forced: the force_variant parameter, FZ_LOOP_AUTO if not set
+ * @nt_threshold: the nt_threshold parameter, 0 for never
+ * @total: bytes the read asks for
+ *
+ * Non-temporal stores skip the read-for-ownership of destinations too large
+ * to stay in the cache; where long rep stos runs do that themselves (see
+ * fz_policy_nt_threshold()) the threshold is 0.
+ *
+ * Return: @forced if set, else FZ_LOOP_NT from @nt_threshold bytes up, else
+ * FZ_LOOP_AUTO (the loop the alternatives patched in).
+ */
+static inline int fz_policy_loop(int forced, unsigned long nt_threshold,
+				 unsigned long total)
+{
+	if (forced == FZ_LOOP_AUTO && nt_threshold && total >= nt_threshold)
+		return FZ_LOOP_NT;
+	return forced;
+}
+
+/* CPU vendors the thresholds distinguish (Hygon counts as AMD). */
+enum fz_vendor {
+	FZ_VENDOR_OTHER,
+	FZ_VENDOR_INTEL,
+	FZ_VENDOR_AMD,
+};
+
+/**
+ * struct fz_cpu - what the thresholds are derived from
+ * @vendor: enum fz_vendor
+ * @rep_good: X86_FEATURE_REP_GOOD (fast rep stos for long runs)
+ * @erms: enhanced rep movsb/stosb
+ * @fsrs: fast short rep stosb
+ * @max_leaf: highest basic CPUID leaf
+ * @max_ext_leaf: highest extended CPUID leaf
+ * @llc_size: bytes of the last-level cache a thread sees (0: unknown)
+ * @llc_per_thread: @llc_size divided by the threads sharing it
+ * @llc_from: where @llc_size came from, for the reasons in sysfs
+ * @fallback_kb: the kernel's x86_cache_size (/proc/cpuinfo "cache size")
+ */
+struct fz_cpu {
+	enum fz_vendor vendor;
+	bool rep_good, erms, fsrs;
+	unsigned int max_leaf, max_ext_leaf;
+	unsigned long llc_size, llc_per_thread;
+	const char *llc_from;
+	unsigned long fallback_kb;
+};
+
+/* cpuid(leaf, subleaf) into r[0..3] = eax, ebx, ecx, edx. */
+typedef void (*fz_cpuid_fn)(unsigned int leaf, unsigned int sub,
+			    unsigned int *r);
+
+/**
+ * fz_cpuid_cache_bytes() - size of a cache from its CPUID descriptor
+ * @r: eax..edx of leaf 4 or 0x8000001d for one cache
+ *
+ * Return: ways x partitions x line size x sets, in bytes.
+ */
+static inline unsigned long fz_cpuid_cache_bytes(const unsigned int *r)
+{
+	return (unsigned long)((r[1] >> 22) + 1) * (((r[1] >> 12) & 0x3ff) + 1) *
+	       ((r[1] & 0xfff) + 1) * (r[2] + 1);
+}
+
+/**
+ * fz_cpuid_llc() - the highest-level data or unified cache of a leaf
+ * @cpuid: how to run CPUID
+ * @leaf: a deterministic cache parameters leaf: 4 (Intel), 0x8000001d (AMD)
+ * @cpu: its llc_size and llc_per_thread (size / threads sharing) are set
+ *
+ * Return: true if the leaf described any such cache.
+ */
+static inline bool fz_cpuid_llc(fz_cpuid_fn cpuid, unsigned int leaf,
+				struct fz_cpu *cpu)
+{
+	unsigned int r[4], sub, level, best = 0;
+
+	for (sub = 0; sub < 16; sub++) {
+		cpuid(leaf, sub, r);
+		if (!(r[0] & 0x1f))	/* type 0: no more caches */
+			break;
+		level = (r[0] >> 5) & 7;
+		if ((r[0] & 0x1f) == 2 || level <= best)	/* instruction cache */
+			continue;
+		best = level;
+		cpu->llc_size = fz_cpuid_cache_bytes(r);
+		cpu->llc_per_thread = cpu->llc_size / (((r[0] >> 14) & 0xfff) + 1);
+	}
+	return best;
+}
+
+/**
+ * fz_policy_cpu_caches() - the last-level cache, as glibc finds it
+ * @cpu: @vendor, @max_leaf, @max_ext_leaf and @fallback_kb set; the
+ *	 llc_* fields are filled in
+ * @cpuid: how to run CPUID (the kernel's cpuid_count(), or <cpuid.h>)
+ *
+ * The leaves glibc reads (handle_intel(), handle_amd() in glibc 2.40's
+ * sysdeps/x86/dl-cacheinfo.h): Intel leaf 4; AMD leaf 0x8000001d (the L3
+ * of one CCX, which its threads share), else leaf 0x80000006's L3, else
+ * its L2 (some hypervisors zero 0x8000001d); anything else, or nothing
+ * found, the kernel's x86_cache_size.  Modules cannot reach the kernel's
+ * own cacheinfo (get_cpu_cacheinfo() is not exported in 6.1 to 7.3), and
+ * x86_cache_size is the L2 on AMD, so CPUID is asked directly.
+ */
+static inline void fz_policy_cpu_caches(struct fz_cpu *cpu, fz_cpuid_fn cpuid)
+{
+	unsigned int r[4];
+
+	cpu->llc_size = 0;
+	cpu->llc_per_thread = 0;
+	cpu->llc_from = "none";
+	if (cpu->vendor == FZ_VENDOR_INTEL && cpu->max_leaf >= 4 &&
+	    fz_cpuid_llc(cpuid, 4, cpu)) {
+		cpu->llc_from = "CPUID 4";
+	} else if (cpu->vendor == FZ_VENDOR_AMD &&
+		   cpu->max_ext_leaf >= 0x8000001d &&
+		   fz_cpuid_llc(cpuid, 0x8000001d, cpu)) {
+		cpu->llc_per_thread = cpu->llc_size;	/* glibc: per CCX */
+		cpu->llc_from = "CPUID 0x8000001d";
+	} else if (cpu->vendor == FZ_VENDOR_AMD &&
+		   cpu->max_ext_leaf >= 0x80000006) {
+		cpuid(0x80000006, 0, r);
+		cpu->llc_size = (unsigned long)(r[3] >> 18) << 19;
+		cpu->llc_from = "CPUID 0x80000006 L3";
+		if (!cpu->llc_size) {
+			cpu->llc_size = (unsigned long)(r[2] >> 16) << 10;
+			cpu->llc_from = "CPUID 0x80000006 L2";
+		}
+		cpu->llc_per_thread = cpu->llc_size;
+	}
+	if (!cpu->llc_size && cpu->fallback_kb) {
+		cpu->llc_size = cpu->fallback_kb << 10;
+		cpu->llc_per_thread = cpu->llc_size;
+		cpu->llc_from = "x86_cache_size";
+	}
+}
+
+/**
+ * fz_policy_variant() - the clear_user variant the alternatives pick
+ * @cpu: the CPU's features
+ *
+ * The order of FZ_CLEAR_USER_ALTERNATIVE() in clear.h (the last variant
+ * whose feature is present wins); the driver checks at load that the
+ * patching agrees, userspace uses it to model the driver.
+ *
+ * Return: FZ_LOOP_STOSB, FZ_LOOP_ERMS, FZ_LOOP_STOSQ or FZ_LOOP_UNROLLED.
+ */
+static inline enum fz_loop fz_policy_variant(const struct fz_cpu *cpu)
+{
+	if (cpu->fsrs)
+		return FZ_LOOP_STOSB;
+	if (cpu->erms)
+		return FZ_LOOP_ERMS;
+	if (cpu->rep_good)
+		return FZ_LOOP_STOSQ;
+	return FZ_LOOP_UNROLLED;
+}
+
+/* erms_threshold on AMD: rep stosb overtook the movq loop at 640-768 B (Zen 4). */
+#define FZ_ERMS_THRESHOLD_AMD	768UL
+/* glibc's default rep_stosb_threshold (dl-cacheinfo.h). */
+#define FZ_ERMS_THRESHOLD_GLIBC	2048UL
+
+/**
+ * fz_policy_erms_threshold() - shortest clear the erms variant does with rep stosb
+ * @cpu: the CPU's vendor and features
+ * @why: if not NULL, set to the reason, for sysfs
+ *
+ * glibc 2.40 (dl_init_cacheinfo()) uses rep stosb in memset from 2048
+ * bytes (rep_stosb_threshold), and never on AMD ("for AMD Zen3+
+ * architecture, the performance of the vectorized loop is slightly better
+ * than ERMS").  Below the threshold fastzero runs 8-byte movq stores, not
+ * glibc's 32- or 64-byte vector stores, so rep stosb pays off sooner: on
+ * AMD (ERMS is Zen 3 on) from 768 bytes, measured on Zen 4 (README;
+ * `make calibrate` measures yours).  Elsewhere glibc's 2048, untested
+ * here and conservative: below it fastzero clears as the kernel's own
+ * clear_user() has since 6.4.  With FSRS short rep stosb is fast: 0.
+ *
+ * Return: the threshold in bytes.
+ */
+static inline unsigned long fz_policy_erms_threshold(const struct fz_cpu *cpu,
+						     const char **why)
+{
+	const char *reason;
+	unsigned long thr;
+
+	if (cpu->fsrs) {
+		thr = 0;
+		reason = "derived: FSRS, rep stosb is fast at every length";
+	} else if (cpu->erms && cpu->vendor == FZ_VENDOR_AMD) {
+		thr = FZ_ERMS_THRESHOLD_AMD;
+		reason = "derived: AMD ERMS: rep stosb beats movq from 768 B (Zen 4)";
+	} else if (cpu->erms) {
+		thr = FZ_ERMS_THRESHOLD_GLIBC;
+		reason = "derived: ERMS: glibc's rep_stosb_threshold";
+	} else {
+		thr = FZ_ERMS_THRESHOLD_GLIBC;
+		reason = "derived: no ERMS (force_variant=erms only): glibc's default";
+	}
+	if (why)
+		*why = reason;
+	return thr;
+}
+
+/**
+ * fz_policy_nt_threshold() - read size from which non-temporal stores are used
+ * @cpu: the CPU's vendor, features and last-level cache
+ * @why: if not NULL, set to the reason, for sysfs
+ *
+ * glibc 2.40's dl_init_cacheinfo(): non_temporal_threshold is a quarter
+ * of the shared cache, at least 3/4 of one thread's share of it (that
+ * share alone without ERMS), 64 MiB when the cache info is missing
+ * (below 0x4040 bytes); memset uses it on Intel only
+ * (memset_non_temporal_threshold is SIZE_MAX elsewhere: "only been tested
+ * on Intel hardware").  fastzero follows that for its rep stos variants:
+ * off Intel none, which on Zen 4 is measured right, since long rep stos
+ * runs (32 MiB extents and longer) switch to a streaming protocol that
+ * beats non-temporal stores (0.69-0.82x, README).  The unrolled movq loop
+ * has no such protocol: it takes glibc's threshold on every vendor.
+ *
+ * Return: the threshold in bytes, 0 for never.
+ */
+static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
+						   const char **why)
+{
+	unsigned long low = cpu->llc_per_thread / 4 * 3;
+	unsigned long thr = cpu->llc_size / 4;
+	const char *reason;
+
+	if (thr < low || !cpu->erms)
+		thr = low;
+	if (fz_policy_variant(cpu) != FZ_LOOP_UNROLLED &&
+	    cpu->vendor != FZ_VENDOR_INTEL) {
+		thr = 0;
+		reason = "derived: rep stos off Intel: never (glibc memset; Zen 4 measured)";
+	} else if (thr < 0x4040) {
+		thr = SZ_64M;
+		reason = "derived: no cache size found: glibc's 64 MiB";
+	} else if (cpu->erms) {
+		reason = "derived: glibc's non_temporal_threshold, LLC / 4";
+	} else {
+		reason = "derived: glibc's non-ERMS threshold, 3/4 LLC per thread";
+	}
+	if (why)
+		*why = reason;
+	return thr;
+}
+
+#endif /* _FASTZERO_POLICY_H */

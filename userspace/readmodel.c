@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * readmodel - a hardware model of read() from /dev/zero and /dev/fastzero on this CPU.
+ *
+ * For each block size, in one run, interleaved, best of N, into the same
+ * prefaulted buffer (every read at its start, as dd reuses its buffer):
+ *
+ *   zero-real      read() of /dev/zero itself
+ *   zero-<loop>    /dev/zero's read path emulated: a zero-byte read() of
+ *                  /dev/zero (syscall, VFS) plus <loop> in 4 KiB chunks
+ *                  (read_zero() clears PAGE_SIZE per clear_user()), for
+ *                  every candidate loop of driver/clear_loops.S; the one
+ *                  that matches zero-real best is the host kernel's
+ *   fz-coop        fastzero's read path emulated: a zero-byte read() plus
+ *   fz-preempt     the loop and extents driver/policy.h gives for this CPU
+ *                  (the driver's own functions), for a cooperative and a
+ *                  preemptible kernel
+ *   limit-<loop>   a zero-byte read() plus one call of <loop> for the
+ *                  whole block: what no read path can beat
+ *
+ * Rows where the /dev/zero model misses the real /dev/zero by more than
+ * 10% are flagged and carry no claim.  Mode: native userspace, host CPU.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "benchlib.h"
+#include "loops.h"
+#include "policy.h"
+
+#define MAX_SIZES	12
+#define MAX_MCFGS	(1 + MAX_SIZES * 12)
+#define ZERO_CHUNK	4096	/* /dev/zero: PAGE_SIZE per clear_user() */
+#define MISS_PCT	10.0	/* a model row off by more carries no claim */
+
+enum kind { K_READ0, K_REAL, K_ZERO, K_FZ, K_LIMIT };
+
+/* /dev/zero candidates (erms is rep_stosb for 4 KiB chunks) and limits. */
+static const enum fz_loop zero_loops[] = {
+	FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ, FZ_LOOP_STOSB,
+};
+static const enum fz_loop limit_loops[] = {
+	FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ, FZ_LOOP_STOSB, FZ_LOOP_NT,
+};
+
+/**
+ * struct mcfg - one measured configuration
+ * @kind: what one operation is
+ * @loop: K_ZERO, K_LIMIT: the loop
+ * @bs: bytes per read
+ * @preempt: K_FZ: the preemptible kernel's extents
+ * @rate: K_FZ: the driver's clearing-rate average (policy.h)
+ * @iters: operations per sample
+ * @v: samples: GB/s, or ns per operation for K_READ0
+ */
+struct mcfg {
+	enum kind kind;
+	enum fz_loop loop;
+	size_t bs;
+	bool preempt;
+	unsigned long rate;
+	unsigned long iters;
+	double v[BL_MAX_REPS];
+};
+
+static struct mcfg cfgs[MAX_MCFGS];
+static unsigned int ncfgs;
+static int zfd;
+static char *buf;
+static struct fz_cpu cpu;
+static enum fz_loop variant;
+static unsigned long nt_threshold;
+
+static void zero_read(size_t n)
+{
+	ssize_t r = read(zfd, buf, n);
+
+	if (r != (ssize_t)n)
+		bl_die("read(/dev/zero, %zu): %zd (%s)", n, r, strerror(errno));
+}
+
+/* fastzero's fz_read() for one read of c->bs bytes, policy from policy.h. */
+static void fz_emul(struct mcfg *c)
+{
+	int loop = fz_policy_loop(FZ_LOOP_AUTO, nt_threshold, c->bs);
+	unsigned long extent = fz_policy_extent(FZ_CHUNK_AUTO, c->preempt,
+						c->rate, NULL);
+	enum fz_loop l = loop == FZ_LOOP_AUTO ? variant : (enum fz_loop)loop;
+	size_t off, n;
+	uint64_t t0;
+
+	zero_read(0);
+	for (off = 0; off < c->bs; off += n) {
+		n = BL_MIN(extent, c->bs - off);
+		t0 = n >= FZ_EXTENT_COOP ? bl_now_ns() : 0;
+		loops[l](buf + off, n, n, 1);
+		if (t0)
+			c->rate = fz_policy_rate(c->rate, n, bl_now_ns() - t0);
+	}
+}
+
+static void one_op(struct mcfg *c)
+{
+	switch (c->kind) {
+	case K_READ0:
+		zero_read(0);
+		break;
+	case K_REAL:
+		zero_read(c->bs);
+		break;
+	case K_ZERO:
+		zero_read(0);
+		loops[c->loop](buf, c->bs, ZERO_CHUNK, 1);
+		break;
+	case K_FZ:
+		fz_emul(c);
+		break;
+	case K_LIMIT:
+		zero_read(0);
+		loops[c->loop](buf, c->bs, c->bs, 1);
+		break;
+	}
+}
+
+static uint64_t time_ops(struct mcfg *c, unsigned long iters)
+{
+	uint64_t t0;
+	unsigned long i;
+
+	one_op(c);	/* warm: the buffer's cache state as in a stream of reads */
+	t0 = bl_now_ns();
+	for (i = 0; i < iters; i++)
+		one_op(c);
+	return BL_MAX(bl_now_ns() - t0, 1);
+}
+
+static void calibrate(struct mcfg *c, double target_ns)
+{
+	unsigned long iters = 1;
+	uint64_t t;
+
+	for (;;) {
+		t = time_ops(c, iters);
+		if (t >= target_ns / 8 || iters >= (1ul << 30))
+			break;
+		iters *= 8;
+	}
+	c->iters = BL_MAX(1ul, (unsigned long)(iters * target_ns / t));
+}
+
+static void sample(struct mcfg *c, unsigned int rep)
+{
+	uint64_t t = time_ops(c, c->iters);
+
+	c->v[rep] = c->kind == K_READ0 ? (double)t / c->iters :
+		    (double)c->bs * c->iters / t;
+}
+
+static struct mcfg *add(enum kind kind, enum fz_loop loop, size_t bs,
+			bool preempt)
+{
+	struct mcfg *c = &cfgs[ncfgs++];
+
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	c->loop = loop;
+	c->bs = bs;
+	c->preempt = preempt;
+	c->rate = FZ_RATE_INITIAL;
+	return c;
+}
+
+static const char *series(const struct mcfg *c, char *out, size_t len)
+{
+	switch (c->kind) {
+	case K_READ0:
+		return "read0";
+	case K_REAL:
+		return "zero-real";
+	case K_ZERO:
+		snprintf(out, len, "zero-%s", loop_names[c->loop]);
+		return out;
+	case K_FZ:
+		return c->preempt ? "fz-preempt" : "fz-coop";
+	case K_LIMIT:
+		snprintf(out, len, "limit-%s", loop_names[c->loop]);
+		return out;
+	}
+	return "?";
+}
+
+/* Best of the samples: the most GB/s, the fewest ns. */
+static double best(const struct mcfg *c, unsigned int reps)
+{
+	double b = c->v[0];
+	unsigned int r;
+
+	for (r = 1; r < reps; r++)
+		b = c->kind == K_READ0 ? BL_MIN(b, c->v[r]) : BL_MAX(b, c->v[r]);
+	return b;
+}
+
+static const struct mcfg *find(enum kind kind, int loop, size_t bs,
+			       bool preempt)
+{
+	unsigned int i;
+
+	for (i = 0; i < ncfgs; i++)
+		if (cfgs[i].kind == kind && cfgs[i].bs == bs &&
+		    (loop < 0 || cfgs[i].loop == (enum fz_loop)loop) &&
+		    cfgs[i].preempt == preempt)
+			return &cfgs[i];
+	return NULL;
+}
+
+struct opts {
+	unsigned int reps;
+	double target_ms;
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	const char *csv;
+};
+
+static void usage(void)
+{
+	fputs("usage: readmodel [--quick] [--reps N] [--target-ms MS] [--sizes 4K,64K,...] [--csv FILE]\n"
+	      "  /dev/zero's read() measured and emulated, fastzero's emulated with\n"
+	      "  driver/policy.h, on this CPU (native userspace). GB/s = 1e9 B/s, best of N.\n",
+	      stderr);
+	exit(2);
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "target-ms", required_argument, NULL, 't' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ },
+	};
+	bool quick = false;
+	int ch, reps = 0;
+	double target = 0;
+
+	memset(o, 0, sizeof(*o));
+	while ((ch = getopt_long(argc, argv, "qr:t:s:c:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'q': quick = true; break;
+		case 'r': reps = atoi(optarg); break;
+		case 't': target = atof(optarg); break;
+		case 's':
+			o->nsizes = bl_parse_size_list(optarg, o->sizes, MAX_SIZES);
+			if (o->nsizes <= 0)
+				usage();
+			break;
+		case 'c': o->csv = optarg; break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	o->reps = reps > 0 ? (unsigned int)BL_MIN(reps, BL_MAX_REPS) : quick ? 5 : 7;
+	o->target_ms = target > 0 ? target : quick ? 10 : 30;
+	if (!o->nsizes)
+		o->nsizes = bl_parse_size_list("4K,64K,1M,4M,16M,64M", o->sizes,
+					       MAX_SIZES);
+}
+
+static void run(const struct opts *o)
+{
+	unsigned int r, k, i;
+
+	for (i = 0; i < ncfgs; i++)
+		calibrate(&cfgs[i], o->target_ms * 1e6);
+	for (r = 0; r < o->reps; r++) {
+		bl_progress(r + 1, o->reps, "readmodel: %u configurations", ncfgs);
+		for (k = 0; k < ncfgs; k++) {
+			i = (k + r * 7) % ncfgs;
+			if (r & 1)
+				i = ncfgs - 1 - i;
+			sample(&cfgs[i], r);
+		}
+	}
+}
+
+/* The candidate whose emulation misses the real /dev/zero least (max |error|). */
+static enum fz_loop match(const struct opts *o, double *worst)
+{
+	enum fz_loop pick = zero_loops[0];
+	unsigned int l;
+	int s;
+
+	*worst = INFINITY;
+	for (l = 0; l < BL_ARRAY_SIZE(zero_loops); l++) {
+		double w = 0;
+
+		printf("# /dev/zero model with %-9s:", loop_names[zero_loops[l]]);
+		for (s = 0; s < o->nsizes; s++) {
+			double real = best(find(K_REAL, -1, o->sizes[s], false), o->reps);
+			double em = best(find(K_ZERO, zero_loops[l], o->sizes[s], false), o->reps);
+			double e = 100 * (em - real) / real;
+			char p[16];
+
+			printf(" %s %+.1f%%", bl_fmt_size(o->sizes[s], p, sizeof(p)), e);
+			w = BL_MAX(w, fabs(e));
+		}
+		printf("  (max %.1f%%)\n", w);
+		if (w < *worst) {
+			*worst = w;
+			pick = zero_loops[l];
+		}
+	}
+	return pick;
+}
+
+/* The targets for a block size: ratio to /dev/zero, share of the limit. */
+static double target_ratio(size_t bs)
+{
+	if (bs <= 4096)
+		return 0.97;
+	if (bs >= (64u << 20))
+		return 3.0;
+	if (bs == (1u << 20))
+		return 1.4;
+	return 0;
+}
+
+static void report(const struct opts *o, enum fz_loop zl, double worst)
+{
+	int s;
+
+	printf("%-5s %9s %9s %7s %9s %6s %10s %6s %9s %-9s %7s  %s\n", "bs",
+	       "zero", "zero-mdl", "err", "fz-coop", "ratio", "fz-preempt",
+	       "ratio", "limit", "(loop)", "fz/lim", "verdict (cooperative kernel)");
+	for (s = 0; s < o->nsizes; s++) {
+		size_t bs = o->sizes[s];
+		double real = best(find(K_REAL, -1, bs, false), o->reps);
+		double zm = best(find(K_ZERO, zl, bs, false), o->reps);
+		double fc = best(find(K_FZ, -1, bs, false), o->reps);
+		double fp = best(find(K_FZ, -1, bs, true), o->reps);
+		double err = 100 * (zm - real) / real, lim = 0, tr = target_ratio(bs);
+		enum fz_loop ll = limit_loops[0];
+		char p[16], verdict[160];
+		unsigned int l;
+
+		for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++) {
+			double v = best(find(K_LIMIT, limit_loops[l], bs, false), o->reps);
+
+			if (v > lim) {
+				lim = v;
+				ll = limit_loops[l];
+			}
+		}
+		if (fabs(err) > MISS_PCT)
+			snprintf(verdict, sizeof(verdict), "NO CLAIM: the /dev/zero model misses by %.0f%%",
+				 err);
+		else
+			snprintf(verdict, sizeof(verdict), "%.2fx /dev/zero%s%s, %.1f%% of the limit (%s)",
+				 fc / zm, tr ? (fc / zm >= tr ? ", target met" : ", TARGET MISSED") : "",
+				 tr ? (tr >= 3 ? " (>= 3x)" : tr >= 1.4 ? " (>= 1.4x)" : " (>= 0.97x)") : "",
+				 100 * fc / lim, fc / lim >= 0.95 ? ">= 95%: met" : "< 95%: MISSED");
+		printf("%-5s %9.2f %9.2f %+6.1f%% %9.2f %5.2fx %10.2f %5.2fx %9.2f %-9s %6.0f%%  %s\n",
+		       bl_fmt_size(bs, p, sizeof(p)), real, zm, err, fc, fc / zm,
+		       fp, fp / zm, lim, loop_names[ll], 100 * fc / lim, verdict);
+	}
+	printf("# GB/s, best of %u interleaved; ratio = fastzero model / /dev/zero model; limit = zero-byte read() + the fastest single clear of bs\n",
+	       o->reps);
+	if (worst > MISS_PCT)
+		printf("# the /dev/zero model misses by up to %.0f%%: rows beyond %.0f%% carry no claim\n",
+		       worst, MISS_PCT);
+}
+
+static void write_csv(const struct opts *o, enum fz_loop zl, double worst)
+{
+	struct bl_report rep = { .tool = "readmodel", .mode = "native-model" };
+	char name[BL_NAME_LEN], p[16];
+	unsigned int i;
+
+	for (i = 0; i < ncfgs; i++) {
+		const struct mcfg *c = &cfgs[i];
+
+		bl_add(&rep, "model", c->kind == K_READ0 ? "0" : bl_fmt_size(c->bs, p, sizeof(p)),
+		       series(c, name, sizeof(name)),
+		       c->kind == K_READ0 ? "ns" : "GB/s", c->v, o->reps);
+	}
+	bl_note(&rep, "zero_model_loop", "%s (max error %.1f%%)", loop_names[zl], worst);
+	if (bl_write_csv(o->csv, &rep))
+		bl_die("writing %s failed", o->csv);
+	bl_report_free(&rep);
+}
+
+int main(int argc, char **argv)
+{
+	const char *erms_why, *nt_why;
+	struct utsname un;
+	struct opts o;
+	size_t maxbs = 0;
+	enum fz_loop zl;
+	double worst;
+	unsigned int l;
+	int s;
+
+	parse_opts(argc, argv, &o);
+	if (bl_pin_cpu(sched_getcpu()))
+		perror("sched_setaffinity");
+	zfd = open("/dev/zero", O_RDONLY);
+	if (zfd < 0)
+		bl_die("/dev/zero: %s", strerror(errno));
+	bl_fz_cpu(&cpu);
+	variant = fz_policy_variant(&cpu);
+	fz_erms_threshold = fz_policy_erms_threshold(&cpu, &erms_why);
+	nt_threshold = fz_policy_nt_threshold(&cpu, &nt_why);
+	for (s = 0; s < o.nsizes; s++)
+		maxbs = BL_MAX(maxbs, o.sizes[s]);
+	buf = bl_alloc(maxbs, false);
+
+	add(K_READ0, 0, 0, false);
+	for (s = 0; s < o.nsizes; s++) {
+		add(K_REAL, 0, o.sizes[s], false);
+		for (l = 0; l < BL_ARRAY_SIZE(zero_loops); l++)
+			add(K_ZERO, zero_loops[l], o.sizes[s], false);
+		add(K_FZ, 0, o.sizes[s], false);
+		add(K_FZ, 0, o.sizes[s], true);
+		for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++)
+			add(K_LIMIT, limit_loops[l], o.sizes[s], false);
+	}
+	run(&o);
+
+	uname(&un);
+	printf("# readmodel: HARDWARE MODEL, mode: native userspace, host CPU (%s; %s), kernel %s\n",
+	       bl_cpu_model(), bl_cpu_flags(), un.release);
+	printf("# zero-byte read() of /dev/zero: %.0f ns (best of %u)\n",
+	       best(&cfgs[0], o.reps), o.reps);
+	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents 32M (cooperative) or rate x 4 ms (preemptible)\n",
+	       loop_names[variant], fz_erms_threshold, nt_threshold, nt_why);
+	zl = match(&o, &worst);
+	printf("# /dev/zero model: zero-byte read() + %s in 4 KiB chunks (the best match; max error %.1f%%)\n",
+	       loop_names[zl], worst);
+	report(&o, zl, worst);
+	if (o.csv)
+		write_csv(&o, zl, worst);
+	bl_free(buf, maxbs);
+	close(zfd);
+	return 0;
+}
