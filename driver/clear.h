@@ -42,7 +42,9 @@
  *
  * A drop-in for clear_user(): the range is checked with access_ok(), SMAP
  * is opened around the stores only (STAC/CLAC inside the loop), and a fault
- * ends the clear through the exception table.
+ * ends the clear through the exception table.  Like _copy_to_user(), it
+ * fails whole when fail_usercopy injects a fault (fault-injection.rst), so
+ * the read path's fault handling can be exercised on demand.
  *
  * Return: the number of bytes that were not cleared, 0 on success.  The
  * count is exact: bytes before the first inaccessible one are all cleared.
@@ -51,7 +53,7 @@ static __always_inline unsigned long fz_clear_user(void __user *to,
 						   unsigned long n)
 {
 	might_fault();
-	if (unlikely(!access_ok(to, n)))
+	if (should_fail_usercopy() || unlikely(!access_ok(to, n)))
 		return n;
 	FZ_LOOP_ASM(FZ_CLEAR_USER_ALTERNATIVE("call fz_clear_user_unrolled",
 					      "call fz_clear_user_stosq",
@@ -97,7 +99,7 @@ static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
 					       unsigned long n)
 {
 	might_fault();
-	if (unlikely(!access_ok(to, n)))
+	if (should_fail_usercopy() || unlikely(!access_ok(to, n)))
 		return n;
 	switch (loop) {
 	case FZ_LOOP_UNROLLED:
