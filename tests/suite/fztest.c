@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -683,4 +685,32 @@ long fz_file_long(const char *file, const char *key)
 		return atol(buf);
 	p = strstr(buf, key);
 	return p ? atol(p + strlen(key)) : -1;
+}
+
+void fz_kmsg(const char *what)
+{
+	char msg[128];
+	int fd = open("/dev/kmsg", O_WRONLY);
+	int len = snprintf(msg, sizeof(msg), "fastzero-test: %s\n", what);
+
+	if (fd < 0)
+		return;
+	if (write(fd, msg, len) != len)
+		fz_diag("kernel log marker not written: %s", strerror(errno));
+	close(fd);
+}
+
+int fz_memcg_create(const char *path, char *why)
+{
+	struct stat st;
+
+	if (stat("/sys/fs/cgroup/cgroup.controllers", &st) &&
+	    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL))
+		return fz_skip(why, "no cgroup2 at /sys/fs/cgroup: %s",
+			       strerror(errno));
+	if (fz_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
+		return fz_skip(why, "memory controller unavailable");
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return fz_skip(why, "mkdir %s: %s", path, strerror(errno));
+	return FZ_PASS;
 }

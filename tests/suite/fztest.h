@@ -206,6 +206,18 @@ int fz_write_file(const char *path, const char *val);
  */
 long fz_file_long(const char *file, const char *key);
 
+/*
+ * "fastzero-test: @what" into the kernel log: the markers around reports a
+ * test provokes on purpose (tests/vm/check.sh reads them).
+ */
+void fz_kmsg(const char *what);
+
+/*
+ * A cgroup v2 with the memory controller at @path (mounting cgroup2 on
+ * /sys/fs/cgroup if needed): FZ_PASS, or FZ_SKIP with the reason.
+ */
+int fz_memcg_create(const char *path, char *why);
+
 #define FZ_PARAMS	"/sys/module/fastzero/parameters"
 
 #endif /* FZTEST_H */

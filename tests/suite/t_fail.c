@@ -68,20 +68,6 @@ static int nth_fired(void)
 	return fired;
 }
 
-static void kmsg_mark(const char *what)
-{
-	char msg[80];
-	int fd = open("/dev/kmsg", O_WRONLY);
-	int len = snprintf(msg, sizeof(msg),
-			   "fastzero-test: expected-injected-faults-%s\n", what);
-
-	if (fd < 0)
-		return;
-	if (write(fd, msg, len) != len)
-		fz_diag("kernel log marker not written: %s", strerror(errno));
-	close(fd);
-}
-
 /*
  * Every fault attribute fails on fail-nth alone: no probability, no limit
  * on the count, sleeping and order-0 allocations included, and quietly
@@ -135,13 +121,13 @@ static int every_point(int (*op)(int fd, unsigned int n, int *fired, char *why),
 
 	if (nth_fd < 0)
 		return fz_skip(why, "no fault injection");
-	kmsg_mark("begin");
+	fz_kmsg("expected-injected-faults-begin");
 	for (n = 1; n <= MAX_NTH; n++) {
 		ret = op(fd, n, &fired, why);
 		if (ret != FZ_PASS || !fired)
 			break;
 	}
-	kmsg_mark("end");
+	fz_kmsg("expected-injected-faults-end");
 	if (ret != FZ_PASS)
 		return ret;
 	if (n > MAX_NTH)

@@ -11,35 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fztest.h"
 
-#define CG_ROOT		"/sys/fs/cgroup"
-#define CG_TEST		CG_ROOT "/fz_memcg"
+#define CG_TEST		"/sys/fs/cgroup/fz_memcg"
 #define CHARGE_LEN	(64 * FZ_MiB)
 #define LIMIT		(32 * FZ_MiB)
 #define OVER_LEN	(128 * FZ_MiB)
 
 static int dev, ref;
 
-/* A cgroup v2 with the memory controller, or a reason to skip. */
 static int cg_setup(char *why)
 {
-	struct stat st;
-
-	if (stat(CG_ROOT "/cgroup.controllers", &st) &&
-	    mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL))
-		return fz_skip(why, "no cgroup2 at " CG_ROOT ": %s",
-			       strerror(errno));
-	if (fz_write_file(CG_ROOT "/cgroup.subtree_control", "+memory"))
-		return fz_skip(why, "memory controller unavailable");
-	if (mkdir(CG_TEST, 0755) && errno != EEXIST)
-		return fz_skip(why, "mkdir " CG_TEST ": %s", strerror(errno));
-	return FZ_PASS;
+	return fz_memcg_create(CG_TEST, why);
 }
 
 /*
@@ -109,22 +95,8 @@ static int test_charged(const void *arg, char *why)
 
 /*
  * The memcg OOM report that the over-limit test provokes carries a stack
- * dump; these kernel log markers let the harness's dmesg check skip it.
+ * dump; kernel log markers around it let the harness's dmesg check skip it.
  */
-static void kmsg_mark(const char *what)
-{
-	char msg[64];
-	int fd = open("/dev/kmsg", O_WRONLY);
-	int len = snprintf(msg, sizeof(msg), "fastzero-test: expected-oom-%s\n",
-			   what);
-
-	if (fd < 0)
-		return;
-	if (write(fd, msg, len) != len)
-		fz_diag("kernel log marker not written: %s", strerror(errno));
-	close(fd);
-}
-
 static int test_over_limit(const void *arg, char *why)
 {
 	int fd = *(const int *)arg;
@@ -139,9 +111,9 @@ static int test_over_limit(const void *arg, char *why)
 		return fz_skip(why, "cannot set memory.max");
 	fz_write_file(CG_TEST "/memory.swap.max", "0");
 	ooms = fz_file_long(CG_TEST "/memory.events", "oom_kill ");
-	kmsg_mark("begin");
+	fz_kmsg("expected-oom-begin");
 	status = run_child(fd, OVER_LEN, &charged);
-	kmsg_mark("end");
+	fz_kmsg("expected-oom-end");
 	fz_write_file(CG_TEST "/memory.max", "max");
 	if (WIFEXITED(status))
 		return fz_fail(why, "child touched %lu bytes over a %lu limit and exited %d",

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/wait.h>
@@ -29,8 +28,7 @@
 #endif
 
 #define SWAP_DEV	"/dev/zram0"
-#define CG_ROOT		"/sys/fs/cgroup"
-#define CG_TEST		CG_ROOT "/fz_swap"
+#define CG_TEST		"/sys/fs/cgroup/fz_swap"
 #define BLOCK		(64 * FZ_KiB)	/* even blocks stored to, odd ones read */
 #define CG_LIMIT	(16 * FZ_MiB)
 
@@ -186,20 +184,16 @@ static void pressure_child(int fd, int flags)
 static int test_pressure(const void *arg, char *why)
 {
 	const struct swap_case *c = arg;
-	struct stat st;
 	char limit[32];
 	long before, after;
-	int status;
+	int status, ret;
 	pid_t pid;
 
 	if (!swap_ok)
 		return fz_skip(why, "no swap");
-	if (stat(CG_ROOT "/cgroup.controllers", &st) &&
-	    mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL))
-		return fz_skip(why, "no cgroup2: %s", strerror(errno));
-	if (fz_write_file(CG_ROOT "/cgroup.subtree_control", "+memory") ||
-	    (mkdir(CG_TEST, 0755) && errno != EEXIST))
-		return fz_skip(why, "no memory cgroup");
+	ret = fz_memcg_create(CG_TEST, why);
+	if (ret != FZ_PASS)
+		return ret;
 	snprintf(limit, sizeof(limit), "%lu", CG_LIMIT);
 	if (fz_write_file(CG_TEST "/memory.max", limit) ||
 	    fz_write_file(CG_TEST "/memory.swap.max", "max"))
