@@ -10,7 +10,8 @@
  * shm_mnt, which is huge=never unless shmem_enabled says otherwise.  That
  * mount option is the whole difference: every 2 MiB of the object that lies
  * within its size is a transparent huge page, allocated, cleared and mapped
- * with one PMD on its first fault, instead of 512 faults on 4 KiB pages.
+ * with one PMD on its first fault, instead of 512 faults on 4 KiB pages
+ * (mappings at offset 0; see fz_shmem_mnt() for the others).
  * Everything else is shmem's, so the memory is accounted and bounded like
  * /dev/zero's: commit-charged unless MAP_NORESERVE (refused under
  * overcommit_memory=2), charged to the faulting task's memory cgroup,
