@@ -2,17 +2,21 @@
 # check.sh: what `make check` runs: build fastzero for every kernel, boot each kernel x CPU model in QEMU with the suite, count results.
 #
 # Env knobs:
-#   FZ_KERNELS     kernel ids (default "6.1 6.12 7 newest"); every one is
+#   FZ_KERNELS     kernel ids (default "6.1 6.12 7 newest", "none": no
+#                  matrix, the other tiers only); every one is
 #                  required: one that cannot be fetched/built counts as a
 #                  failure.  "newest" is the newest kernel in sid or
 #                  experimental, skipped (and said) when it is one tested
-#                  already.  Optional "6.12-debug": KASAN/kmemleak/lockdep
-#                  kernel built by debug-kernel.sh (~15 min once); give it
-#                  FZ_VM_TIMEOUT=1500
+#                  already.  ("6.12-debug" boots the debug kernel under
+#                  every FZ_CPUS model; its own tier below does one.)
 #   FZ_CPUS        QEMU -cpu strings (default: every FZ_CPU_MODELS entry)
-#   FZ_VM_TIMEOUT  seconds per boot (default 300)
+#   FZ_VM_TIMEOUT  seconds per boot (default 600)
 #   FZ_FULL_ALL    1: full-size loads on every CPU model, not only the first
 #   FZ_FUZZ        0: leave out the suite's differential fuzzer (t_fuzz; default 1)
+#   FZ_DEBIAN_GUEST 0: leave out the Debian guest tier (debian-guest.sh)
+#   FZ_DEBUG_KERNEL 1 / 0 / auto (default): the debug kernel tier, see
+#                  run_debug_kernel (auto: when built, or when its build fits
+#                  in FZ_BUDGET_MIN minutes, 85, from the start)
 #   FZ_MODULE_SRC  tree with Kbuild + driver/ (default: the repo)
 #   FZ_RESULTS     where guest logs go (default $FZ_CACHE/logs/check-<time>)
 # Output: a results block per kernel/CPU, then as the very last line
@@ -46,8 +50,9 @@ FZ_CPU_MODELS=(
 	"max,+fsrs:rep_stosb:"
 )
 FZ_KERNELS=${FZ_KERNELS:-6.1 6.12 7 newest}
+[[ $FZ_KERNELS != none ]] || FZ_KERNELS=
 FZ_CPUS=${FZ_CPUS:-$(printf '%s\n' "${FZ_CPU_MODELS[@]}" | cut -d: -f1 | tr '\n' ' ')}
-FZ_VM_TIMEOUT=${FZ_VM_TIMEOUT:-300}
+FZ_VM_TIMEOUT=${FZ_VM_TIMEOUT:-600}
 FZ_RESULTS=${FZ_RESULTS:-$FZ_CACHE/logs/check-$(date +%Y%m%d-%H%M%S)}
 
 PASSED=0
@@ -280,7 +285,8 @@ boot_one() {
 	printf -- '---- kernel %s (%s) / cpu %s ----\n' "$kid" "$kver" "$cpu"
 	local env_line='' append quick=1
 	[[ $cpu != "${FZ_CPUS%% *}" && -z ${FZ_FULL_ALL:-} ]] || quick=0
-	env_line="export FZ_QUICK=$quick SMOKE_ALL=$((1 - quick)) FZ_FUZZ=${FZ_FUZZ:-1}"
+	[[ -z ${BOOT_QUICK:-} ]] || quick=$BOOT_QUICK
+	env_line="export FZ_QUICK=$quick SMOKE_ALL=$((1 - quick)) FZ_FUZZ=${FZ_FUZZ:-1} ${BOOT_ENV:-}"
 	if want=$(model_field "$cpu" 2); then env_line+=" FZ_EXPECT_VARIANT=$want"; fi
 	append=$(model_field "$cpu" 3) || append=''
 	[[ -z $append ]] || printf '  (kernel command line + %s)\n' "$append"
@@ -398,6 +404,43 @@ run_debian_guest() {
 		$((PASSED - p0)) $((FAILED - f0)) $(($(date +%s) - t0)))")
 }
 
+# ---------- debug kernel tier ----------
+
+# run_debug_kernel T0: the suite once more on the 6.12 debug kernel (KASAN,
+# kmemleak, lockdep, DEBUG_VM, DEBUG_ATOMIC_SLEEP, fault injection: t_fail
+# runs there), -cpu max, quick loads, a long fuzz (FZ_DEBUG_FUZZ_OPS).
+# FZ_DEBUG_KERNEL: 1 always, 0 never, auto (default): when the kernel is in
+# the cache, or when compiling it (FZ_DEBUG_BUILD_MIN, measured on 2 cores)
+# and booting it (FZ_DEBUG_BOOT_MIN) still fit in FZ_BUDGET_MIN minutes
+# since make check began (CI stops a run at 90).  Not building it is said
+# in the summary, not counted as a failure.
+run_debug_kernel() {
+	local t0=$1 want=${FZ_DEBUG_KERNEL:-auto} budget=${FZ_BUDGET_MIN:-85}
+	local left need f0=$FAILED p0=$PASSED t1
+	echo "==== debug kernel ===="
+	left=$(((budget * 60 - ($(date +%s) - t0)) / 60))
+	need=$((${FZ_DEBUG_BUILD_MIN:-20} + ${FZ_DEBUG_BOOT_MIN:-12}))
+	case $want in
+	0)
+		echo "  (skipped: FZ_DEBUG_KERNEL=0)"
+		return 0
+		;;
+	auto)
+		if ! "$FZ_VM_DIR/debug-kernel.sh" --built >/dev/null 2>&1 && ((left < need)); then
+			echo "  (not built: compiling and booting it takes ~$need min, $left min left of $budget)"
+			SUMMARY+=("$(printf '%-6s %-22s not built: ~%d min needed, %d left' debug 6.12-debug "$need" "$left")")
+			return 0
+		fi
+		;;
+	esac
+	t1=$(date +%s)
+	FZ_CPUS=max BOOT_QUICK=1 FZ_VM_TIMEOUT=${FZ_DEBUG_TIMEOUT:-1800} \
+		BOOT_ENV="FZ_FUZZ_OPS=${FZ_DEBUG_FUZZ_OPS:-10000} FZ_FUZZ_SECONDS=240 FZ_TIMEOUT=900" \
+		kernel_one 6.12-debug "$2"
+	SUMMARY+=("$(printf '%-6s %-22s %4d passed, %d failed (%d s with the build)' debug 6.12-debug \
+		$((PASSED - p0)) $((FAILED - f0)) $(($(date +%s) - t1)))")
+}
+
 # Keep the 10 newest check-* result dirs.
 prune_old_results() {
 	local d
@@ -426,6 +469,7 @@ main() {
 		kernel_one "$kid" "$payload"
 	done
 	run_debian_guest
+	run_debug_kernel "$t0" "$payload"
 	echo "==== summary ($(($(date +%s) - t0)) s) ===="
 	printf '  %s\n' "${SUMMARY[@]}"
 	[[ -z ${FZ_RESULTS:-} ]] || echo "  logs: $FZ_RESULTS"

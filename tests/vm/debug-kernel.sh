@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # debug-kernel.sh: fetch Debian's linux-source-6.12 and build a KASAN/kmemleak/lockdep debug kernel (kernel id 6.12-debug) into $FZ_CACHE/debug-6.12.
 #
-# Usage: tests/vm/debug-kernel.sh [--prepare]
+# Usage: tests/vm/debug-kernel.sh [--prepare | --built]
 #   --prepare  fetch, unpack and configure only (no compile)
+#   --built    exit 0 if a build of the current recipe is cached, else 1
 # Prints KVER=, VMLINUZ=, KDIR= on stdout once built (kernels.sh reads them for
 # id 6.12-debug); progress goes to stderr, the compiler's output to
 # $FZ_CACHE/debug-6.12/build.log. Idempotent: a finished build is reused without
@@ -125,8 +126,9 @@ main() {
 	case ${1:-} in
 	'') ;;
 	--prepare) prepare=1 ;;
+	--built) is_built && return 0 || return 1 ;;
 	*)
-		sed -n '3,4p' "$0" >&2
+		sed -n '4,6p' "$0" >&2
 		exit 2
 		;;
 	esac
