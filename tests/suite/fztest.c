@@ -714,3 +714,24 @@ int fz_memcg_create(const char *path, char *why)
 		return fz_skip(why, "mkdir %s: %s", path, strerror(errno));
 	return FZ_PASS;
 }
+
+long fz_smaps_kb(const void *p, size_t len, const char *key)
+{
+	unsigned long a, b, lo = (unsigned long)p, hi = lo + len;
+	size_t klen = strlen(key);
+	char line[256];
+	long kb = 0;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2)
+			in = a < hi && b > lo;
+		else if (in && !strncmp(line, key, klen))
+			kb += atol(line + klen);
+	}
+	fclose(f);
+	return kb;
+}

@@ -207,6 +207,12 @@ int fz_write_file(const char *path, const char *val);
 long fz_file_long(const char *file, const char *key);
 
 /*
+ * The sum of the smaps field @key ("Swap:", "AnonHugePages:"...) in kB over
+ * the mappings that overlap [p, p + len); -1 if smaps cannot be read.
+ */
+long fz_smaps_kb(const void *p, size_t len, const char *key);
+
+/*
  * "fastzero-test: @what" into the kernel log: the markers around reports a
  * test provokes on purpose (tests/vm/check.sh reads them).
  */

@@ -147,8 +147,12 @@ static int op_mmap(int fd, unsigned int n, int *fired, char *why, int flags)
 	p = mmap(NULL, MAP_LEN, PROT_READ | PROT_WRITE, flags, fd, 0);
 	err = p == MAP_FAILED ? errno : 0;
 	*fired = nth_fired();
+	/*
+	 * ENOSPC: shmem's inode allocation failing (__shmem_get_inode()), for
+	 * /dev/zero's shared mappings too.
+	 */
 	if (err) {
-		if (!*fired || (err != ENOMEM && err != EAGAIN))
+		if (!*fired || (err != ENOMEM && err != EAGAIN && err != ENOSPC))
 			return fz_fail(why, "fault point %u: mmap failed with %s%s",
 				       n, strerror(err), *fired ? "" : " without an injected fault");
 		return FZ_PASS;

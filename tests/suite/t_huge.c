@@ -5,8 +5,10 @@
  * transparent huge page, mapped with one PMD on its first fault; the tail
  * that does not fill 2 MiB and mappings with MADV_NOHUGEPAGE use 4 KiB
  * pages; racing first touches share one page; splitting one by
- * MADV_REMOVE of 4 KiB behaves as /dev/zero's.  Seen through
- * /proc/meminfo and the fault counters.  Needs shared_huge=within_size.
+ * MADV_REMOVE of 4 KiB behaves as /dev/zero's; shmem_enabled=deny turns
+ * them off.  Private mappings get huge pages when /dev/zero's do, under
+ * each transparent_hugepage/enabled mode.  Seen through /proc/meminfo,
+ * smaps and the fault counters.  Needs shared_huge=within_size.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -238,6 +240,91 @@ static int test_remove_4k(const void *arg, char *why)
 	return remove_4k(dev, why);
 }
 
+#define THP_SYSFS	"/sys/kernel/mm/transparent_hugepage/"
+
+/* Map @len private, touch it all, check it: kB of anonymous huge pages. */
+static long private_huge_kb(int fd, size_t len, char *why)
+{
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+				fd, 0);
+	long kb;
+
+	if (p == MAP_FAILED) {
+		fz_fail(why, "mmap: %s", strerror(errno));
+		return -1;
+	}
+	touch(p, len);
+	kb = fz_smaps_kb(p, len, "AnonHugePages:");
+	if (check_byte(p, 1, 1, why) || check_zero(p + 1, fz_page - 1, why))
+		kb = -1;
+	munmap(p, len);
+	return kb;
+}
+
+/*
+ * With transparent_hugepage/enabled set to @arg, private mappings of the
+ * device get huge pages exactly when /dev/zero's do (both are anonymous
+ * memory, both THP-aligned), and read zeros either way.
+ */
+static int test_thp_enabled(const void *arg, char *why)
+{
+	const char *mode = arg;
+	char old[128], *sel, *end;
+	long kb_ref, kb_dev;
+
+	if (fz_read_file(THP_SYSFS "enabled", old, sizeof(old)))
+		return fz_skip(why, "no " THP_SYSFS "enabled");
+	sel = strchr(old, '[');
+	end = sel ? strchr(sel, ']') : NULL;
+	if (!end)
+		return fz_skip(why, "cannot parse enabled: %s", old);
+	*end = '\0';
+	if (fz_write_file(THP_SYSFS "enabled", mode))
+		return fz_skip(why, "cannot set enabled=%s", mode);
+	kb_ref = private_huge_kb(ref, 8 * PMD_LEN, why);
+	kb_dev = kb_ref < 0 ? -1 : private_huge_kb(dev, 8 * PMD_LEN, why);
+	fz_write_file(THP_SYSFS "enabled", sel + 1);
+	if (kb_ref < 0 || kb_dev < 0)
+		return FZ_FAIL;
+	fz_diag("enabled=%s: AnonHugePages %s %ld kB, %s %ld kB", mode,
+		fz_ref_name, kb_ref, fz_dev_name, kb_dev);
+	if ((kb_ref > 0) != (kb_dev > 0))
+		return fz_fail(why, "enabled=%s: %s has %ld kB of huge pages, %s %ld kB",
+			       mode, fz_ref_name, kb_ref, fz_dev_name, kb_dev);
+	return FZ_PASS;
+}
+
+/* shmem_enabled=deny forces huge pages off every tmpfs mount: fastzero's too. */
+static int test_shmem_deny(const void *arg, char *why)
+{
+	char old[128], *sel, *end;
+	unsigned char *p;
+	long kb = -1;
+
+	(void)arg;
+	if (fz_read_file(THP_SYSFS "shmem_enabled", old, sizeof(old)))
+		return fz_skip(why, "no " THP_SYSFS "shmem_enabled");
+	sel = strchr(old, '[');
+	end = sel ? strchr(sel, ']') : NULL;
+	if (!end)
+		return fz_skip(why, "cannot parse shmem_enabled: %s", old);
+	*end = '\0';
+	if (fz_write_file(THP_SYSFS "shmem_enabled", "deny"))
+		return fz_skip(why, "cannot set shmem_enabled=deny");
+	p = map_shared(dev, 4 * PMD_LEN);
+	if (p) {
+		touch(p, 4 * PMD_LEN);
+		kb = fz_smaps_kb(p, 4 * PMD_LEN, "ShmemPmdMapped:");
+		munmap(p, 4 * PMD_LEN);
+	}
+	fz_write_file(THP_SYSFS "shmem_enabled", sel + 1);
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	if (kb != 0)
+		return fz_fail(why, "%ld kB mapped by PMDs under shmem_enabled=deny", kb);
+	return FZ_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	char huge[32] = "";
@@ -257,5 +344,9 @@ int main(int argc, char **argv)
 	fz_run(test_nohugepage, NULL, "shared_madv_nohugepage_honoured");
 	fz_run(test_racing_first_touch, NULL, "shared_8_threads_racing_first_touch");
 	fz_run(test_remove_4k, NULL, "shared_madv_remove_4KiB_inside_huge_page");
+	fz_run(test_shmem_deny, NULL, "shared_shmem_enabled_deny_honoured");
+	fz_run(test_thp_enabled, "always", "private_thp_always_huge_as_reference");
+	fz_run(test_thp_enabled, "madvise", "private_thp_madvise_huge_as_reference");
+	fz_run(test_thp_enabled, "never", "private_thp_never_huge_as_reference");
 	return fz_exit();
 }

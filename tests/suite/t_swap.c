@@ -76,27 +76,6 @@ static int check(const unsigned char *p, size_t len, char *why)
 	return FZ_PASS;
 }
 
-/* kB of swap held by the mappings of [p, p + len), from /proc/self/smaps. */
-static long swapped_kb(const void *p, size_t len)
-{
-	unsigned long a, b, lo = (unsigned long)p, hi = lo + len;
-	char line[256];
-	long kb = 0, v;
-	int in = 0;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &a, &b) == 2)
-			in = a < hi && b > lo;
-		else if (in && sscanf(line, "Swap: %ld kB", &v) == 1)
-			kb += v;
-	}
-	fclose(f);
-	return kb;
-}
-
 /* Store, page out, read back; *kb = swap held after MADV_PAGEOUT. */
 static int pageout_one(int fd, int flags, long *kb, char *why)
 {
@@ -111,7 +90,7 @@ static int pageout_one(int fd, int flags, long *kb, char *why)
 		ret = fz_skip(why, "MADV_PAGEOUT: %s", strerror(errno));
 		goto out;
 	}
-	*kb = swapped_kb(p, map_len);
+	*kb = fz_smaps_kb(p, map_len, "Swap:");
 	ret = check(p, map_len, why);
 out:
 	munmap(p, map_len);
