@@ -479,3 +479,18 @@ void bl_die(const char *fmt, ...)
 	fputc('\n', stderr);
 	exit(1);
 }
+
+unsigned long bl_calibrate(uint64_t (*time)(void *arg, unsigned long n),
+			   void *arg, double target_ns, unsigned long max)
+{
+	unsigned long n = 1;
+	uint64_t t;
+
+	for (;;) {
+		t = time(arg, n);
+		if (t >= target_ns / 8 || n >= max)
+			break;
+		n *= 8;
+	}
+	return BL_MAX(1ul, (unsigned long)(n * target_ns / t));
+}

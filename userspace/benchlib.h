@@ -118,6 +118,13 @@ int bl_write_csv(const char *path, const struct bl_report *rep);
 void bl_write_json(FILE *f, const struct bl_report *rep);
 
 /* Progress line on stderr: "[i/n] text". */
+/*
+ * The repeat count that makes one sample of @time (nanoseconds for @n
+ * repeats of the work @arg describes) last about @target_ns: grow by 8 until
+ * a run takes an eighth of it, then scale; at most @max.
+ */
+unsigned long bl_calibrate(uint64_t (*time)(void *arg, unsigned long n),
+			   void *arg, double target_ns, unsigned long max);
 void bl_progress(unsigned int i, unsigned int n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void bl_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -98,19 +98,15 @@ static uint64_t time_passes(const struct cfg *c, unsigned long passes)
 	return BL_MAX(bl_now_ns() - t0, 1);
 }
 
+static uint64_t time_passes_cb(void *c, unsigned long passes)
+{
+	return time_passes(c, passes);
+}
+
 /* Pick the pass count that makes one sample last about @target_ns. */
 static void calibrate(struct cfg *c, double target_ns)
 {
-	unsigned long passes = 1;
-	uint64_t t;
-
-	for (;;) {
-		t = time_passes(c, passes);
-		if (t >= target_ns / 8 || passes >= (1ul << 40))
-			break;
-		passes *= 8;
-	}
-	c->passes = BL_MAX(1ul, (unsigned long)(passes * target_ns / t));
+	c->passes = bl_calibrate(time_passes_cb, c, target_ns, 1ul << 40);
 }
 
 static void sample(struct cfg *c, unsigned int rep)

@@ -142,18 +142,14 @@ static uint64_t time_ops(struct mcfg *c, unsigned long iters)
 	return BL_MAX(bl_now_ns() - t0, 1);
 }
 
+static uint64_t time_ops_cb(void *c, unsigned long iters)
+{
+	return time_ops(c, iters);
+}
+
 static void calibrate(struct mcfg *c, double target_ns)
 {
-	unsigned long iters = 1;
-	uint64_t t;
-
-	for (;;) {
-		t = time_ops(c, iters);
-		if (t >= target_ns / 8 || iters >= (1ul << 30))
-			break;
-		iters *= 8;
-	}
-	c->iters = BL_MAX(1ul, (unsigned long)(iters * target_ns / t));
+	c->iters = bl_calibrate(time_ops_cb, c, target_ns, 1ul << 30);
 }
 
 static void sample(struct mcfg *c, unsigned int rep)

@@ -242,6 +242,23 @@ static int test_remove_4k(const void *arg, char *why)
 
 #define THP_SYSFS	"/sys/kernel/mm/transparent_hugepage/"
 
+/* The selected mode of THP_SYSFS @file ("always [madvise] never"): 0 or -1. */
+static int thp_mode_get(const char *file, char *mode, size_t len)
+{
+	char path[128], buf[128], *sel, *end;
+
+	snprintf(path, sizeof(path), THP_SYSFS "%s", file);
+	if (fz_read_file(path, buf, sizeof(buf)))
+		return -1;
+	sel = strchr(buf, '[');
+	end = sel ? strchr(sel, ']') : NULL;
+	if (!end)
+		return -1;
+	*end = '\0';
+	snprintf(mode, len, "%s", sel + 1);
+	return 0;
+}
+
 /* Map @len private, touch it all, check it: kB of anonymous huge pages. */
 static long private_huge_kb(int fd, size_t len, char *why)
 {
@@ -269,21 +286,16 @@ static long private_huge_kb(int fd, size_t len, char *why)
 static int test_thp_enabled(const void *arg, char *why)
 {
 	const char *mode = arg;
-	char old[128], *sel, *end;
+	char old[64];
 	long kb_ref, kb_dev;
 
-	if (fz_read_file(THP_SYSFS "enabled", old, sizeof(old)))
+	if (thp_mode_get("enabled", old, sizeof(old)))
 		return fz_skip(why, "no " THP_SYSFS "enabled");
-	sel = strchr(old, '[');
-	end = sel ? strchr(sel, ']') : NULL;
-	if (!end)
-		return fz_skip(why, "cannot parse enabled: %s", old);
-	*end = '\0';
 	if (fz_write_file(THP_SYSFS "enabled", mode))
 		return fz_skip(why, "cannot set enabled=%s", mode);
 	kb_ref = private_huge_kb(ref, 8 * PMD_LEN, why);
 	kb_dev = kb_ref < 0 ? -1 : private_huge_kb(dev, 8 * PMD_LEN, why);
-	fz_write_file(THP_SYSFS "enabled", sel + 1);
+	fz_write_file(THP_SYSFS "enabled", old);
 	if (kb_ref < 0 || kb_dev < 0)
 		return FZ_FAIL;
 	fz_diag("enabled=%s: AnonHugePages %s %ld kB, %s %ld kB", mode,
@@ -297,18 +309,13 @@ static int test_thp_enabled(const void *arg, char *why)
 /* shmem_enabled=deny forces huge pages off every tmpfs mount: fastzero's too. */
 static int test_shmem_deny(const void *arg, char *why)
 {
-	char old[128], *sel, *end;
+	char old[64];
 	unsigned char *p;
 	long kb = -1;
 
 	(void)arg;
-	if (fz_read_file(THP_SYSFS "shmem_enabled", old, sizeof(old)))
+	if (thp_mode_get("shmem_enabled", old, sizeof(old)))
 		return fz_skip(why, "no " THP_SYSFS "shmem_enabled");
-	sel = strchr(old, '[');
-	end = sel ? strchr(sel, ']') : NULL;
-	if (!end)
-		return fz_skip(why, "cannot parse shmem_enabled: %s", old);
-	*end = '\0';
 	if (fz_write_file(THP_SYSFS "shmem_enabled", "deny"))
 		return fz_skip(why, "cannot set shmem_enabled=deny");
 	p = map_shared(dev, 4 * PMD_LEN);
@@ -317,7 +324,7 @@ static int test_shmem_deny(const void *arg, char *why)
 		kb = fz_smaps_kb(p, 4 * PMD_LEN, "ShmemPmdMapped:");
 		munmap(p, 4 * PMD_LEN);
 	}
-	fz_write_file(THP_SYSFS "shmem_enabled", sel + 1);
+	fz_write_file(THP_SYSFS "shmem_enabled", old);
 	if (!p)
 		return fz_fail(why, "mmap: %s", strerror(errno));
 	if (kb != 0)
