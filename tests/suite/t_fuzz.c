@@ -753,21 +753,43 @@ static int mremap_lost_tail(struct pair *m, size_t nlen, char *why)
 	return FZ_PASS;
 }
 
-/* VMAs that make up [p, p + len), from /proc/self/maps. */
-static int vma_count(const unsigned char *p, size_t len)
+/* The address space as /proc/self/maps lists it, read once per check. */
+struct vma {
+	unsigned long start, end;
+	char path[128];		/* the mapped file, "" for anonymous memory */
+};
+
+#define MAX_VMAS	8192
+static struct vma maps[MAX_VMAS];
+
+/* Read /proc/self/maps into maps[]: the number of VMAs, -1 if unreadable. */
+static int read_maps(void)
 {
-	unsigned long a, b, lo = (unsigned long)p, hi = lo + len;
 	char line[512];
 	int n = 0;
 	FILE *f = fopen("/proc/self/maps", "r");
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && a < hi && b > lo)
+	while (n < MAX_VMAS && fgets(line, sizeof(line), f)) {
+		maps[n].path[0] = '\0';
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %127s", &maps[n].start,
+			   &maps[n].end, maps[n].path) >= 2)
 			n++;
+	}
 	fclose(f);
 	return n;
+}
+
+/* Of the @n VMAs in maps[], those that make up [p, p + len). */
+static int vmas_in(int n, const unsigned char *p, size_t len)
+{
+	unsigned long lo = (unsigned long)p, hi = lo + len;
+	int i, count = 0;
+
+	for (i = 0; i < n; i++)
+		count += maps[i].start < hi && maps[i].end > lo;
+	return count;
 }
 
 /* @kind 0: grow, 1: shrink (both may move), 2: move to a given address. */
@@ -778,7 +800,7 @@ static int op_mremap(long kind, char *why)
 	size_t np = m->len / fz_page, nlen;
 	size_t room = (MAP_BUDGET - sum_pairs(0)) / fz_page;
 	void *q[2], *t[2] = { NULL, NULL };
-	int flags = MREMAP_MAYMOVE, s;
+	int flags = MREMAP_MAYMOVE, s, nvmas;
 	long r[2];
 
 	if (kind == 0 && !room)
@@ -795,7 +817,8 @@ static int op_mremap(long kind, char *why)
 	 * neighbouring VMAs of a side merged depends on its history (THP
 	 * alignment, anon_vma), not on the device: compare only alike ranges.
 	 */
-	if (vma_count(m->p[REF], m->len) != vma_count(m->p[DEV], m->len)) {
+	nvmas = read_maps();
+	if (vmas_in(nvmas, m->p[REF], m->len) != vmas_in(nvmas, m->p[DEV], m->len)) {
 		mremap_skipped++;
 		return FZ_PASS;
 	}
@@ -1204,10 +1227,8 @@ static void dump_pair_maps(void)
  */
 static int pairs_consistent(char *why)
 {
-	unsigned long a, b, lo, hi, covered;
-	char line[512], path[256];
-	int i, j, s;
-	FILE *f;
+	unsigned long lo, hi, covered;
+	int i, j, s, v, n;
 
 	for (i = 0; i < npairs; i++)
 		for (j = 0; j < npairs; j++)
@@ -1215,25 +1236,20 @@ static int pairs_consistent(char *why)
 				if (i != j && pairs[i].p[s] < pairs[j].p[s] + pairs[j].len &&
 				    pairs[j].p[s] < pairs[i].p[s] + pairs[i].len)
 					return fz_fail(why, "fuzzer: %s overlaps pair %d", tag(&pairs[i]), j);
+	n = read_maps();
 	for (i = 0; i < npairs; i++) {
 		for (s = 0; s < 2; s++) {
 			lo = (unsigned long)pairs[i].p[s];
 			hi = lo + pairs[i].len;
 			covered = 0;
-			f = fopen("/proc/self/maps", "r");
-			if (!f)
-				return FZ_PASS;
-			while (fgets(line, sizeof(line), f)) {
-				path[0] = '\0';
-				if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &a, &b, path) < 2 ||
-				    b <= lo || a >= hi)
+			for (v = 0; v < n; v++) {
+				if (maps[v].end <= lo || maps[v].start >= hi)
 					continue;
-				if (strcmp(path, s ? fz_dev_path : fz_ref_path))
+				if (strcmp(maps[v].path, s ? fz_dev_path : fz_ref_path))
 					break;
-				covered += MIN(b, hi) - MAX(a, lo);
+				covered += MIN(maps[v].end, hi) - MAX(maps[v].start, lo);
 			}
-			fclose(f);
-			if (covered != hi - lo)
+			if (n >= 0 && covered != hi - lo)
 				return fz_fail(why, "fuzzer: %s: %s side not mapped from %s (%lu of %lu bytes)",
 					       tag(&pairs[i]), s ? fz_dev_name : fz_ref_name,
 					       s ? fz_dev_path : fz_ref_path, covered, hi - lo);
