@@ -326,15 +326,16 @@ static void fz_cpu_read(struct fz_cpu *cpu)
 static void fz_thresholds_init(void)
 {
 	static char nt_why[256];
+	enum fz_loop expected, selected = fz_clear_user_selected();
 	struct fz_cpu cpu;
 	const char *why;
 	unsigned long thr;
 
 	fz_cpu_read(&cpu);
-	if (fz_policy_variant(&cpu) != fz_clear_user_selected())
+	expected = fz_policy_variant(&cpu);
+	if (expected != selected)
 		pr_warn("policy.h expects variant %s, the alternatives chose %s\n",
-			fz_loop_names[fz_policy_variant(&cpu)],
-			fz_loop_names[fz_clear_user_selected()]);
+			fz_loop_names[expected], fz_loop_names[selected]);
 	thr = fz_policy_erms_threshold(&cpu, &why);
 	if (!fz_erms_threshold_why) {
 		fz_erms_threshold = thr;
