@@ -7,9 +7,10 @@
  * Each loop is written once, as a macro body taking \user: 1 builds the
  * module's user-access flavour, with STAC/CLAC and an exception-table entry
  * on every store; 0 the plain flavour clearbench times in userspace.  A fault on a wide
- * store restarts at the byte loop from the current %rdi, which then faults
- * on exactly the first inaccessible byte: the count returned in %rcx is exact,
- * like the kernel's clear_user() (a few bytes may be stored twice; harmless).
+ * store restarts bytewise from the current %rdi (FZ_REFAULT), which then
+ * faults on exactly the first inaccessible byte: the count returned in %rcx
+ * is exact, like the kernel's clear_user() (a few bytes may be stored twice;
+ * harmless).
  */
 
 .macro FZ_EXTABLE user, from, to
@@ -48,28 +49,55 @@
 .endm
 
 /*
- * The byte tail: %rcx bytes from %rdi, entered at \tail; \byte is where a
- * faulting wide store restarts.  A fault here ends the loop with the exact
- * count left in %rcx.
+ * The byte tail: %rcx bytes from %rdi, entered at \tail.  A fault here
+ * ends the loop, at \done, with the exact count left in %rcx.
  */
-.macro FZ_BYTES user, tail, byte
+.macro FZ_BYTES user, tail, done
 \tail:
 	testq	%rcx, %rcx
-	jz	.Ldone\@
-\byte:
+	jz	\done
+.Lbyte\@:
 19:	movb	%al, (%rdi)
 	incq	%rdi
 	decq	%rcx
-	jnz	\byte
-.Ldone\@:
-	FZ_EXTABLE \user, 19b, .Ldone\@
+	jnz	.Lbyte\@
+.if \user
+	jmp	\done		/* over the refault path that follows */
+.endif
+	FZ_EXTABLE \user, 19b, \done
+.endm
+
+/*
+ * Where a faulting wide store continues (user flavour only): single bytes
+ * from %rdi, which stop at \done on the first inaccessible one, as the
+ * kernel's rep_stos_alternative does.  Upstream finishes the whole rest
+ * bytewise, at most the 4 KiB /dev/zero clears per call; an extent is
+ * up to a GiB, and the fault may have been resolved meanwhile (a racing
+ * mprotect()), so after the 8 bytes a wide store covers, the loop goes
+ * back to \wide, the top of the wide loop.  Every round makes 8 bytes
+ * of progress or ends on a fault.
+ */
+.macro FZ_REFAULT user, entry, wide, done
+\entry:
+	movl	$8, %edx
+.Lnext\@:
+	testq	%rcx, %rcx
+	jz	\done
+21:	movb	%al, (%rdi)
+	incq	%rdi
+	decq	%rcx
+	decl	%edx
+	jnz	.Lnext\@
+	jmp	\wide
+	FZ_EXTABLE \user, 21b, \done
 .endm
 
 /* Unrolled stores: 64 bytes a round, then 8, then 1. */
 .macro FZ_UNROLLED_BODY user
+.Lwide\@:
 	cmpq	$64, %rcx
 	jb	.Lshort\@
-	FZ_ROUNDS64 movq, \user, .Lbyte\@
+	FZ_ROUNDS64 movq, \user, .Lrefault\@
 .Lshort\@:
 	cmpl	$8, %ecx
 	jb	.Ltail\@
@@ -79,25 +107,33 @@
 	subl	$8, %ecx
 	cmpl	$8, %ecx
 	jae	.Lword\@
-	FZ_EXTABLE \user, 18b, .Lbyte\@
-	FZ_BYTES \user, .Ltail\@, .Lbyte\@
+	FZ_EXTABLE \user, 18b, .Lrefault\@
+	FZ_BYTES \user, .Ltail\@, .Ldone\@
+.if \user
+	FZ_REFAULT \user, .Lrefault\@, .Lwide\@, .Ldone\@
+.endif
+.Ldone\@:
 .endm
 
-/* rep stosq for the qwords, then the byte tail. */
+/*
+ * rep stosq for the qwords, then the byte tail.  A fault leaves %rcx
+ * qwords and %edx bytes; the refault path restarts from the byte count.
+ */
 .macro FZ_STOSQ_BODY user
+.Lwide\@:
 	movq	%rcx, %rdx
 	shrq	$3, %rcx
 	andl	$7, %edx
 20:	rep stosq
 	movl	%edx, %ecx
+	FZ_BYTES \user, .Ltail\@, .Ldone\@
 .if \user
-	jmp	.Ltail\@
-	/* Fault: %rcx qwords were left; back to bytes, restart bytewise. */
 .Lqfault\@:
 	leaq	(%rdx, %rcx, 8), %rcx
+	FZ_REFAULT \user, .Lrefault\@, .Lwide\@, .Ldone\@
 .endif
+.Ldone\@:
 	FZ_EXTABLE \user, 20b, .Lqfault\@
-	FZ_BYTES \user, .Ltail\@, .Lbyte\@
 .endm
 
 /* rep stosb for every length: exact on a fault by construction. */

@@ -86,17 +86,6 @@ static inline struct file *fz_shmem_file(struct vfsmount *mnt,
 #define FZ_VM_SHMEM		VM_SHARED
 #endif
 
-/* 6.3 made vma->vm_flags read-only outside the vm_flags_*() helpers. */
-static inline void fz_vm_flags_set(struct vm_area_struct *vma,
-				   vm_flags_t flags)
-{
-#ifdef FZ_HAVE_VM_FLAGS_SET
-	vm_flags_set(vma, flags);
-#else
-	vma->vm_flags |= flags;
-#endif
-}
-
 /*
  * The default placement for current->mm: 6.10 replaced mm->get_unmapped_area
  * with mm_get_unmapped_area(mm, ...), which later lost its mm argument.
@@ -138,12 +127,5 @@ static inline const char *fz_preempt_model(void)
 		return "voluntary";
 	return "none";
 }
-
-/* FMODE_NOWAIT: /dev/zero advertises IOCB_NOWAIT support with it. */
-#ifdef FMODE_NOWAIT
-#define FZ_FMODE_NOWAIT		FMODE_NOWAIT
-#else
-#define FZ_FMODE_NOWAIT		0
-#endif
 
 #endif /* _FASTZERO_COMPAT_H */

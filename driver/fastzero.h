@@ -30,6 +30,13 @@ size_t fz_read_extent(const char **why);
 ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos);
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter);
+
+/* splice.c */
+int fz_splice_init(bool huge);
+void fz_splice_exit(void);
+size_t fz_splice_unit(void);
+ssize_t fz_splice_write(struct pipe_inode_info *pipe, struct file *out,
+			loff_t *ppos, size_t len, unsigned int flags);
 ssize_t fz_splice_read(struct file *in, loff_t *ppos,
 		       struct pipe_inode_info *pipe, size_t len,
 		       unsigned int flags);

@@ -13,10 +13,8 @@
 
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
-#include <linux/pipe_fs_i.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/splice.h>
 #include <linux/string.h>
 #include <linux/uio.h>
 #include "clear.h"
@@ -26,9 +24,10 @@
 
 static const char * const fz_loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
 
+/* As /dev/zero (drivers/char/mem.c, devlist[]): IOCB_NOWAIT reads are served. */
 static int fz_open(struct inode *inode, struct file *file)
 {
-	file->f_mode |= FZ_FMODE_NOWAIT;
+	file->f_mode |= FMODE_NOWAIT;
 	return 0;
 }
 
@@ -44,34 +43,6 @@ static ssize_t fz_write_iter(struct kiocb *iocb, struct iov_iter *from)
 
 	iov_iter_advance(from, count);
 	return count;
-}
-
-/*
- * splice_write_null() of drivers/char/mem.c: consume the pipe, copy
- * nothing.  splice_from_pipe() is not exported, so its body is spelled out
- * around the exported __splice_from_pipe().
- */
-static int fz_pipe_to_null(struct pipe_inode_info *info, struct pipe_buffer *buf,
-			   struct splice_desc *sd)
-{
-	return sd->len;
-}
-
-static ssize_t fz_splice_write(struct pipe_inode_info *pipe, struct file *out,
-			       loff_t *ppos, size_t len, unsigned int flags)
-{
-	struct splice_desc sd = {
-		.total_len = len,
-		.flags = flags,
-		.pos = *ppos,
-		.u.file = out,
-	};
-	ssize_t ret;
-
-	pipe_lock(pipe);
-	ret = __splice_from_pipe(pipe, &sd, fz_pipe_to_null);
-	pipe_unlock(pipe);
-	return ret;
 }
 
 static loff_t fz_llseek(struct file *file, loff_t offset, int orig)
@@ -168,12 +139,18 @@ static const char *fz_nt_threshold_why;
 static const char *fz_erms_threshold_why;
 static const char fz_set_by_param[] = "set by parameter";
 
+/*
+ * Not param_set_ulong(): readers use READ_ONCE() while nt_threshold may be
+ * written at run time, so the store is a WRITE_ONCE() too.
+ */
 static int fz_threshold_set(const char *val, const struct kernel_param *kp)
 {
-	int ret = param_set_ulong(val, kp);
+	unsigned long thr;
+	int ret = kstrtoul(val, 0, &thr);
 
 	if (ret)
 		return ret;
+	WRITE_ONCE(*(unsigned long *)kp->arg, thr);
 	if (kp->arg == &fz_nt_threshold)
 		WRITE_ONCE(fz_nt_threshold_why, fz_set_by_param);
 	else
@@ -263,6 +240,30 @@ static const struct kernel_param_ops fz_shared_huge_ops = {
 module_param_cb(shared_huge, &fz_shared_huge_ops, NULL, 0444);
 MODULE_PARM_DESC(shared_huge,
 		 "Huge pages for MAP_SHARED, as tmpfs huge=: never, always, within_size (default) or advise");
+
+/*
+ * splice_huge: lend pipes a 2 MiB zero page (one buffer per splice call)
+ * rather than a 4 KiB one; set at load, when the pages are allocated.
+ */
+static bool fz_splice_huge = true;
+module_param_named(splice_huge, fz_splice_huge, bool, 0444);
+MODULE_PARM_DESC(splice_huge,
+		 "splice_read() lends a 2 MiB zero page, one pipe buffer per call (default Y), else 4 KiB pages");
+
+/* splice_unit: the bytes one pipe buffer of splice_read() carries. */
+static int fz_splice_unit_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%zu\n", fz_splice_unit());
+}
+
+static const struct kernel_param_ops fz_splice_unit_ops = {
+	.set	= fz_param_set_report,
+	.get	= fz_splice_unit_get,
+};
+
+module_param_cb(splice_unit, &fz_splice_unit_ops, NULL, 0444);
+MODULE_PARM_DESC(splice_unit,
+		 "Bytes one pipe buffer filled by splice_read() carries: 2097152 or 4096 (read-only)");
 
 /* clear_user_variant: what the alternatives chose. */
 static int fz_clear_user_variant_get(char *buf, const struct kernel_param *kp)
@@ -356,25 +357,33 @@ static int __init fz_init(void)
 	int ret;
 
 	fz_thresholds_init();
-	ret = fz_shmem_mount();
+	ret = fz_splice_init(fz_splice_huge);
 	if (ret)
 		return ret;
+	ret = fz_shmem_mount();
+	if (ret)
+		goto err_splice;
 	ret = misc_register(&fz_misc);
-	if (ret) {
-		fz_shmem_unmount();
-		return ret;
-	}
-	pr_info("clear_user: %s (erms_threshold %lu), nt_threshold %lu, read extent %zu (%s), shared huge=%s\n",
+	if (ret)
+		goto err_mount;
+	pr_info("clear_user: %s (erms_threshold %lu), nt_threshold %lu, read extent %zu (%s), shared huge=%s, splice buffers %zu\n",
 		fz_loop_names[fz_clear_user_selected()], fz_erms_threshold,
 		fz_nt_threshold, fz_read_extent(NULL), fz_preempt_model(),
-		fz_shared_huge_names[fz_shared_huge]);
+		fz_shared_huge_names[fz_shared_huge], fz_splice_unit());
 	return 0;
+
+err_mount:
+	fz_shmem_unmount();
+err_splice:
+	fz_splice_exit();
+	return ret;
 }
 
 static void __exit fz_exit(void)
 {
 	misc_deregister(&fz_misc);
 	fz_shmem_unmount();
+	fz_splice_exit();
 }
 
 module_init(fz_init);

@@ -40,6 +40,7 @@
 #include <linux/mman.h>
 #include <linux/mount.h>
 #include <linux/shmem_fs.h>
+#include <linux/compat.h>
 #include "compat.h"
 #include "fastzero.h"
 #include "stats.h"
@@ -141,14 +142,17 @@ static int fz_mmap_shared(struct vm_area_struct *vma)
 {
 	loff_t size = vma->vm_end - vma->vm_start;
 	struct file *file;
+	int ret;
 
 	file = fz_shmem_file(fz_shmem_mnt(vma), "dev/fastzero", size, vma);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 	vma_set_file(vma, file);
 	fput(file);
-	fz_stat_inc(FZ_STAT_SHARED_MAPS);
-	return fz_call_mmap(file, vma);
+	ret = fz_call_mmap(file, vma);
+	if (!ret)
+		fz_stat_inc(FZ_STAT_SHARED_MAPS);
+	return ret;
 }
 
 int fz_mmap(struct file *file, struct vm_area_struct *vma)
@@ -178,6 +182,13 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 	unsigned long padded = len + PMD_SIZE;
 	unsigned long ret;
 
+	/*
+	 * Never for 32-bit tasks, as thp_get_unmapped_area() since
+	 * 4ef9ad19e176 (CVE-2024-26621): in a 32-bit address space the
+	 * alignment removes most of mmap's randomization.
+	 */
+	if (!IS_ENABLED(CONFIG_64BIT) || in_compat_syscall())
+		goto plain;
 	if (flags & MAP_SHARED) {
 		if (fz_shared_huge == FZ_SHARED_HUGE_NEVER || pgoff ||
 		    len < PMD_SIZE)

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* read.c - read, read_iter, splice_read: extents, exact faults, signals, NOWAIT, the zero page. */
+/* read.c - read and read_iter: extents, exact faults, signals, NOWAIT. */
 
 #include <linux/fs.h>
 #include <linux/mm.h>
-#include <linux/pipe_fs_i.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
-#include <linux/splice.h>
 #include <linux/uio.h>
 #include "clear.h"
 #include "fastzero.h"
@@ -160,6 +158,13 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 				return -EFAULT;
 			break;
 		}
+		/*
+		 * An empty segment, which the advance skipped: /dev/zero's
+		 * iov_iter_zero() steps over those before it clears, so a
+		 * signal is looked for only after bytes were cleared.
+		 */
+		if (unlikely(!done))
+			continue;
 		if (signal_pending(current)) {
 			if (iov_iter_count(iter))
 				fz_stat_inc(FZ_STAT_READ_SIGNALS);
@@ -178,68 +183,4 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	}
 	fz_stat_add(FZ_STAT_READ_BYTES, written);
 	return written;
-}
-
-/*
- * splice_read() and sendfile() fill the pipe with references to the zero
- * page instead of clearing pipe pages: the commit that gave /dev/zero
- * copy_splice_read() (1b057bd800c3) calls this "an optimization for
- * another day".  The zero page must stay zero, so its buffers let no
- * consumer steal it (no ->try_steal: SPLICE_F_MOVE copies) or write into it
- * (splice_to_pipe() clears PIPE_BUF_FLAG_CAN_MERGE, so write(2) to the pipe
- * starts a new buffer).  It is never freed: the buffers hold no reference.
- */
-static bool fz_zero_buf_get(struct pipe_inode_info *pipe,
-			    struct pipe_buffer *buf)
-{
-	return true;
-}
-
-static void fz_zero_buf_release(struct pipe_inode_info *pipe,
-				struct pipe_buffer *buf)
-{
-}
-
-static const struct pipe_buf_operations fz_zero_buf_ops = {
-	.release	= fz_zero_buf_release,
-	.get		= fz_zero_buf_get,
-};
-
-static void fz_zero_spd_release(struct splice_pipe_desc *spd, unsigned int i)
-{
-}
-
-ssize_t fz_splice_read(struct file *in, loff_t *ppos,
-		       struct pipe_inode_info *pipe, size_t len,
-		       unsigned int flags)
-{
-	struct partial_page partial[PIPE_DEF_BUFFERS];
-	struct page *pages[PIPE_DEF_BUFFERS];
-	struct splice_pipe_desc spd = {
-		.pages		= pages,
-		.partial	= partial,
-		.nr_pages_max	= PIPE_DEF_BUFFERS,
-		.ops		= &fz_zero_buf_ops,
-		.spd_release	= fz_zero_spd_release,
-	};
-	ssize_t total = 0, ret;
-
-	while (len) {
-		for (spd.nr_pages = 0; spd.nr_pages < PIPE_DEF_BUFFERS && len;
-		     spd.nr_pages++) {
-			size_t n = min_t(size_t, len, PAGE_SIZE);
-
-			pages[spd.nr_pages] = ZERO_PAGE(0);
-			partial[spd.nr_pages] = (struct partial_page){ .len = n };
-			len -= n;
-		}
-		ret = splice_to_pipe(pipe, &spd);
-		if (ret <= 0)
-			return total ? total : ret;
-		total += ret;
-		if (spd.nr_pages)	/* the pipe is full */
-			break;
-	}
-	fz_stat_add(FZ_STAT_READ_BYTES, total);
-	return total;
 }

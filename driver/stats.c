@@ -30,9 +30,14 @@ static ssize_t fz_stat_show(struct device *dev, struct device_attribute *attr,
 	return sysfs_emit(buf, "%ld\n", fz_stat_sum(sa->item));
 }
 
+/*
+ * Root only: the counts move with every user's reads and mappings, which
+ * /dev/zero shows nobody; world-readable they would let one user watch
+ * another's activity.
+ */
 #define FZ_STAT_ATTR(_name, _item)					\
 	static struct fz_stat_attr fz_stat_attr_##_name = {		\
-		.attr = __ATTR(_name, 0444, fz_stat_show, NULL),	\
+		.attr = __ATTR(_name, 0400, fz_stat_show, NULL),	\
 		.item = _item,						\
 	}
 

@@ -767,6 +767,70 @@ static int test_outcome(const void *arg, char *why)
 }
 
 /*
+ * ---- placement for 32-bit callers ----
+ * The kernel never THP-aligns a mapping for a 32-bit or compat task
+ * (4ef9ad19e176, CVE-2024-26621): in a 4 GiB address space the alignment
+ * eats most of mmap's randomization.  A 64-bit process that enters through
+ * int $0x80 makes compat system calls (in_compat_syscall()), with the
+ * 32-bit layout, so mmap2 there must place the device's mapping exactly
+ * where it places /dev/zero's, from the same free area.
+ */
+
+/* mmap2 through the 32-bit gate: the address, or -errno. */
+static long mmap_compat(unsigned long len, int flags, int fd)
+{
+	long ret;
+
+	/* below the red zone, and %ebp is mmap2's page offset: 0 */
+	asm volatile("sub $128, %%rsp\n\t"
+		     "push %%rbp\n\t"
+		     "xor %%ebp, %%ebp\n\t"
+		     "int $0x80\n\t"
+		     "pop %%rbp\n\t"
+		     "add $128, %%rsp"
+		     : "=a" (ret)
+		     : "a" (192L), "b" (0L), "c" (len), "d" ((long)(PROT_READ | PROT_WRITE)),
+		       "S" ((long)flags), "D" ((long)fd)
+		     : "memory", "cc", "r8", "r9", "r10", "r11");
+	return (int)ret < 0 && (int)ret > -4096 ? (int)ret : ret;
+}
+
+struct compat_case {
+	int flags;
+	size_t len;
+};
+
+static int test_compat_placement(const void *arg, char *why)
+{
+	const struct compat_case *c = arg;
+	long a_ref, a_dev;
+
+	a_ref = mmap_compat(c->len, c->flags, ref);
+	if (a_ref == -ENOSYS)
+		return fz_skip(why, "no 32-bit system calls (IA32_EMULATION off)");
+	if (a_ref < 0)
+		return fz_fail(why, "compat mmap2 of %s: %s", fz_ref_name,
+			       strerror(-a_ref));
+	munmap((void *)a_ref, c->len);
+	a_dev = mmap_compat(c->len, c->flags, dev);
+	if (a_dev < 0)
+		return fz_fail(why, "compat mmap2 of %s: %s", fz_dev_name,
+			       strerror(-a_dev));
+	munmap((void *)a_dev, c->len);
+	if (a_dev != a_ref)
+		return fz_fail(why, "placed at %#lx (%s 2 MiB-aligned), %s at %#lx",
+			       a_dev, a_dev & (2 * FZ_MiB - 1) ? "not" : "",
+			       fz_ref_name, a_ref);
+	return FZ_PASS;
+}
+
+static const struct compat_case compat_cases[] = {
+	{ MAP_PRIVATE, 2 * FZ_MiB },
+	{ MAP_PRIVATE, 64 * FZ_MiB },
+	{ MAP_SHARED, 4 * FZ_MiB },
+};
+
+/*
  * ---- rmmod while mapped ----
  * A private mapping is anonymous memory in a VMA that holds the device's
  * file, so it pins the module as /dev/zero's pins mem.c.  (A shared one
@@ -809,6 +873,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < FZ_ARRAY_SIZE(outcome_cases); i++)
 		fz_run(test_outcome, &outcome_cases[i], "mmap_%s",
 		       outcome_cases[i].name);
+	for (i = 0; i < FZ_ARRAY_SIZE(compat_cases); i++)
+		fz_run(test_compat_placement, &compat_cases[i],
+		       "compat_mmap2_%s_%zuMiB_placed_as_dev_zero",
+		       compat_cases[i].flags == MAP_SHARED ? "shared" : "private",
+		       compat_cases[i].len / FZ_MiB);
 	fz_run(test_rmmod_mapped, NULL, "rmmod_refused_while_private_mapped_after_close");
 
 	return fz_exit();

@@ -6,10 +6,12 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -300,6 +302,57 @@ static int test_bad_iov_ptr(const void *arg, char *why)
 	return FZ_PASS;
 }
 
+/*
+ * An empty first segment with a signal pending: /dev/zero's iov_iter_zero()
+ * steps over empty segments, clears, and only then looks for a signal, so
+ * it returns data, never EINTR.  A 20 us interval timer without SA_RESTART
+ * keeps a signal pending at random points of each call.
+ */
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static long eintr_count(int fd, int use_preadv2, long calls)
+{
+	static unsigned char buf[4096];
+	struct iovec iov[2] = { { buf, 0 }, { buf, sizeof(buf) } };
+	long i, eintr = 0;
+	ssize_t n;
+
+	for (i = 0; i < calls; i++) {
+		n = use_preadv2 ? preadv2(fd, iov, 2, -1, 0) : readv(fd, iov, 2);
+		if (n < 0 && errno == EINTR)
+			eintr++;
+		else if (n != sizeof(buf))
+			return -1;
+	}
+	return eintr;
+}
+
+static int test_empty_first_segment_signal(const void *arg, char *why)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct itimerval it = { { 0, 20 }, { 0, 20 } }, off = { 0 };
+	long calls = fz_quick ? 20000 : 100000, on_dev, on_ref;
+	int use_preadv2 = arg != NULL;
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	on_ref = eintr_count(ref, use_preadv2, calls);
+	on_dev = eintr_count(dev, use_preadv2, calls);
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_DFL);
+	fz_diag("  EINTR in %ld calls: %s %ld, %s %ld", calls, fz_dev_name,
+		on_dev, fz_ref_name, on_ref);
+	if (on_dev < 0 || on_ref < 0)
+		return fz_fail(why, "a call returned neither 4096 nor EINTR");
+	if (on_dev > on_ref)
+		return fz_fail(why, "EINTR %ld times in %ld calls, %s %ld times",
+			       on_dev, calls, fz_ref_name, on_ref);
+	return FZ_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	struct vec_arg va;
@@ -325,6 +378,10 @@ int main(int argc, char **argv)
 			       vec_cases[i].name);
 		}
 	}
+	fz_run(test_empty_first_segment_signal, NULL,
+	       "readv_empty_first_iovec_signal_pending_returns_data");
+	fz_run(test_empty_first_segment_signal, "preadv2",
+	       "preadv2_empty_first_iovec_signal_pending_returns_data");
 	fz_run(test_bad_iov_ptr, NULL, "readv_null_iovec_array");
 	fz_run(test_bad_iov_ptr, FZ_KERNEL_ADDR, "readv_kernel_iovec_array");
 	fz_run(test_bad_iov_ptr, bad_none, "readv_prot_none_iovec_array");

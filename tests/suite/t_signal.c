@@ -19,8 +19,16 @@
  * the time one read extent takes at the rate the full read ran (plus 50 ms
  * of scheduling slack): the extent, the preemption model and the latency
  * are reported (parameter read_extent).
+ *
+ * A fault that resolves: while a thread flips one page of a 16 MiB buffer
+ * between PROT_NONE and read-write, reads with each wide loop (the
+ * force_variant parameter) either stop at that page or fill the buffer;
+ * one that fills it after its wide store faulted must not have finished a
+ * byte at a time: no whole read may take over 4 times an undisturbed one
+ * (plus 20 ms).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -356,6 +364,96 @@ static const struct sig_case cases[] = {
 	{ "sigalrm_read_256MiB_sa_restart", 0, 1 },
 };
 
+/* ---- a wide store faults, then the fault is gone ---- */
+
+#define FLIP_LEN	(16 * FZ_MiB)
+#define FLIP_AT		(64 * FZ_KiB)
+
+struct flipper {
+	unsigned char *page;
+	volatile int stop;
+	unsigned long flips;
+};
+
+static void *flip_main(void *arg)
+{
+	struct flipper *f = arg;
+
+	while (!f->stop) {
+		mprotect(f->page, 4096, PROT_NONE);
+		mprotect(f->page, 4096, PROT_READ | PROT_WRITE);
+		f->flips++;
+	}
+	return NULL;
+}
+
+static int set_variant(const char *v)
+{
+	return fz_write_file(FZ_PARAMS "/force_variant", v);
+}
+
+static int test_resolved_fault(const void *arg, char *why)
+{
+	const char *variant = arg;
+	unsigned long whole = 0, cut = 0, rounds = fz_quick ? 20 : 60;
+	double t, base = 1e9, worst = 0, until;
+	struct flipper f = { 0 };
+	unsigned char *buf;
+	pthread_t tid;
+	unsigned long i;
+	ssize_t n;
+	int ret = FZ_PASS;
+
+	if (!fz_module)
+		return fz_skip(why, "module tests disabled (FZ_MODULE=0)");
+	buf = fz_mmap(FLIP_LEN, PROT_READ | PROT_WRITE);
+	if (!buf)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	memset(buf, 1, FLIP_LEN);
+	if (set_variant(variant)) {
+		fz_munmap(buf, FLIP_LEN);
+		return fz_fail(why, "cannot set force_variant=%s", variant);
+	}
+	for (i = 0; i < 3; i++) {
+		t = fz_now();
+		if (read(dev, buf, FLIP_LEN) != FLIP_LEN) {
+			ret = fz_fail(why, "undisturbed read: %s", strerror(errno));
+			goto out;
+		}
+		t = fz_now() - t;
+		base = t < base ? t : base;
+	}
+	f.page = buf + FLIP_AT;
+	pthread_create(&tid, NULL, flip_main, &f);
+	until = fz_now() + (fz_quick ? 2 : 5);
+	for (i = 0; i < rounds && fz_now() < until; i++) {
+		t = fz_now();
+		n = read(dev, buf, FLIP_LEN);
+		t = fz_now() - t;
+		if (n == FLIP_LEN) {
+			whole++;
+			worst = t > worst ? t : worst;
+		} else if (n == FLIP_AT) {
+			cut++;
+		} else {
+			ret = fz_fail(why, "read returned %zd: neither %lu nor %lu",
+				      n, FLIP_LEN, FLIP_AT);
+			break;
+		}
+	}
+	f.stop = 1;
+	pthread_join(tid, NULL);
+	fz_diag("  %s: undisturbed %.1f ms; %lu whole (slowest %.1f ms), %lu cut at the page, %lu flips",
+		variant, base * 1e3, whole, worst * 1e3, cut, f.flips);
+	if (ret == FZ_PASS && worst > 4 * base + 0.02)
+		ret = fz_fail(why, "a whole read took %.1f ms, an undisturbed one %.1f ms",
+			      worst * 1e3, base * 1e3);
+out:
+	set_variant("auto");
+	fz_munmap(buf, FLIP_LEN);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -372,6 +470,9 @@ int main(int argc, char **argv)
 		fz_run(test_signal, &cases[i], "%s", cases[i].name);
 	fz_run(test_sigkill, NULL, "sigkill_during_readv_2GiB");
 	fz_run(test_latency, NULL, "sigalrm_read_2GiB_latency_within_extent");
+	fz_run(test_resolved_fault, "unrolled", "resolved_fault_unrolled_stays_wide");
+	fz_run(test_resolved_fault, "rep_stosq", "resolved_fault_rep_stosq_stays_wide");
+	fz_run(test_resolved_fault, "nt", "resolved_fault_nt_stays_wide");
 
 	return fz_exit();
 }

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * t_unload - run last: the module unloads under a shared mapping (which
- * holds only its shmem file) and the mapping keeps working; the device node
+ * holds only its shmem file) and the mapping keeps working; it unloads
+ * while pipes hold data spliced from the device, and those pipes are then
+ * read, tee()d, spliced to sockets, closed and read by another process
+ * (SCM_RIGHTS) without touching module memory; the device node
  * and sysfs directory go away; every parameter refuses a bad value at load
  * time with an error (no oops: the harness checks dmesg); good values given
  * at load are honoured; the module reloads a hundred times while threads
@@ -12,13 +15,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fztest.h"
@@ -76,6 +84,245 @@ static int test_unload_mapped(const void *arg, char *why)
 	munmap(p, MAP_LEN);
 	return ret;
 }
+
+/* ---- pipe buffers that outlive the module ---- */
+
+/* Spliced into a 256 KiB pipe: more than one buffer of any size. */
+#define SPLICED		(128 * FZ_KiB + 4097)
+
+enum drain { D_READ, D_TEE, D_UNIX, D_TCP, D_CLOSE, D_SCM_RIGHTS };
+
+/* Read exactly @n bytes from @fd and check they are zero; then EOF or empty. */
+static int drain_zeros(int fd, size_t n, char *why)
+{
+	static unsigned char buf[SPLICED];
+	size_t got = 0;
+	int left = 0;
+	ssize_t r;
+
+	memset(buf, 0xa5, sizeof(buf));
+	while (got < n) {
+		r = read(fd, buf + got, n - got);
+		if (r <= 0)
+			return fz_fail(why, "read %zu of %zu bytes, then %zd (%s)",
+				       got, n, r, r ? strerror(errno) : "EOF");
+		got += r;
+	}
+	if (ioctl(fd, FIONREAD, &left) == 0 && left)
+		return fz_fail(why, "%d bytes more than were spliced", left);
+	return check_zero(buf, n, why) ? FZ_FAIL : FZ_PASS;
+}
+
+/* A connected stream pair: AF_UNIX, or TCP over loopback; 0 or -errno. */
+static int stream_pair(int tcp, int sv[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int l, err;
+
+	if (!tcp)
+		return socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ? -errno : 0;
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0)
+		return -errno;
+	if (bind(l, (void *)&a, alen) || listen(l, 1) ||
+	    getsockname(l, (void *)&a, &alen))
+		goto err;
+	sv[1] = socket(AF_INET, SOCK_STREAM, 0);
+	if (sv[1] < 0 || connect(sv[1], (void *)&a, alen))
+		goto err;
+	sv[0] = accept(l, NULL, NULL);
+	if (sv[0] < 0)
+		goto err;
+	close(l);
+	return 0;
+err:
+	err = -errno;
+	close(l);
+	return err;
+}
+
+/* Send @fd over the AF_UNIX socket @sock (SCM_RIGHTS); 0 or -1. */
+static int send_fd(int sock, int fd)
+{
+	char data = 'p', ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &data, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char data, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &data, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/*
+ * The other process of D_SCM_RIGHTS: receives the pipe's read end, waits
+ * until the module is gone, drains it.  Exit status 0: zeros, all of them.
+ */
+static void scm_child(int sock)
+{
+	char why[FZ_WHYLEN], go;
+	int fd = recv_fd(sock);
+
+	if (fd < 0 || read(sock, &go, 1) != 1)
+		_exit(2);
+	if (drain_zeros(fd, SPLICED, why)) {
+		fprintf(stderr, "# scm_rights child: %s\n", why);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+/* Hand the pipe's read end @rd to consumer @d, after the unload. */
+static int drain(enum drain d, int rd, char *why)
+{
+	int q[2], err, ret;
+	ssize_t n;
+
+	switch (d) {
+	case D_READ:
+		return drain_zeros(rd, SPLICED, why);
+	case D_TEE:
+		if (pipe(q) || fcntl(q[1], F_SETPIPE_SZ, 256 * FZ_KiB) < 0)
+			return fz_fail(why, "pipe: %s", strerror(errno));
+		n = tee(rd, q[1], SPLICED, 0);
+		ret = n == (ssize_t)SPLICED ? FZ_PASS :
+		      fz_fail(why, "tee returned %zd (%s)", n, strerror(errno));
+		close(q[1]);
+		if (ret == FZ_PASS)
+			ret = drain_zeros(q[0], SPLICED, why);
+		if (ret == FZ_PASS)
+			ret = drain_zeros(rd, SPLICED, why);
+		close(q[0]);
+		return ret;
+	case D_UNIX:
+	case D_TCP:
+		err = stream_pair(d == D_TCP, q);
+		if (err)
+			return fz_fail(why, "socket pair: %s", strerror(-err));
+		for (n = 0, ret = 0; n < (ssize_t)SPLICED && ret >= 0; n += ret)
+			ret = splice(rd, NULL, q[1], NULL, SPLICED - n, 0);
+		ret = n == (ssize_t)SPLICED ? drain_zeros(q[0], SPLICED, why) :
+		      fz_fail(why, "splice to the socket moved %zd bytes (%s)",
+			      n, strerror(errno));
+		close(q[0]);
+		close(q[1]);
+		return ret;
+	default:	/* D_CLOSE: the caller's close() releases the buffers */
+		return FZ_PASS;
+	}
+}
+
+/*
+ * Splice SPLICED bytes of the device into a pipe, close the device and
+ * unload the module (nothing holds it: it must go), then let consumer @arg
+ * at the pipe.  Its buffers must point at nothing of the module's: a read
+ * that calls into the freed module crashes the kernel here.
+ */
+static int test_splice_outlives(const void *arg, char *why)
+{
+	enum drain d = *(const enum drain *)arg;
+	int p[2], sv[2] = { -1, -1 }, fd, err, st, ret = FZ_PASS;
+	pid_t child = -1;
+	ssize_t a, b;
+
+	if (!loaded() && (err = load("")))
+		return fz_fail(why, "insmod: %s", strerror(-err));
+	fd = open(fz_dev_path, O_RDONLY);
+	if (fd < 0)
+		return fz_fail(why, "open %s: %s", fz_dev_path, strerror(errno));
+	if (pipe(p) || fcntl(p[1], F_SETPIPE_SZ, 256 * FZ_KiB) < 0) {
+		close(fd);
+		return fz_fail(why, "pipe: %s", strerror(errno));
+	}
+	a = splice(fd, NULL, p[1], NULL, 128 * FZ_KiB, 0);
+	b = splice(fd, NULL, p[1], NULL, 4097, 0);
+	close(fd);
+	if (a != 128 * FZ_KiB || b != 4097) {
+		ret = fz_fail(why, "splice returned %zd and %zd", a, b);
+		goto out;
+	}
+	if (d == D_SCM_RIGHTS) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+			ret = fz_fail(why, "socketpair: %s", strerror(errno));
+			goto out;
+		}
+		fflush(stdout);
+		child = fork();
+		if (child == 0)
+			scm_child(sv[1]);
+		if (child < 0 || send_fd(sv[0], p[0])) {
+			ret = fz_fail(why, "passing the pipe on: %s", strerror(errno));
+			goto out;
+		}
+		/* only the other process has the pipe now */
+		close(p[0]);
+		close(p[1]);
+		p[0] = p[1] = -1;
+	} else {
+		close(p[1]);	/* readers see EOF after the data */
+		p[1] = -1;
+	}
+	if (fz_delete_module("fastzero", O_NONBLOCK)) {
+		ret = fz_fail(why, "delete_module with only a pipe holding spliced data: %s",
+			      strerrorname_np(errno));
+		goto out;
+	}
+	if (d == D_SCM_RIGHTS) {
+		if (write(sv[0], "g", 1) != 1 || waitpid(child, &st, 0) != child)
+			ret = fz_fail(why, "the other process: %s", strerror(errno));
+		else if (!WIFEXITED(st) || WEXITSTATUS(st))
+			ret = fz_fail(why, "the other process read wrong data (status %#x)", st);
+		child = -1;
+	} else {
+		ret = drain(d, p[0], why);
+	}
+out:
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (sv[0] >= 0) {
+		close(sv[0]);
+		close(sv[1]);
+	}
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	return ret;
+}
+
+static const struct {
+	const char *name;
+	enum drain d;
+} drains[] = {
+	{ "read", D_READ }, { "tee", D_TEE }, { "af_unix", D_UNIX },
+	{ "tcp_loopback", D_TCP }, { "close", D_CLOSE },
+	{ "scm_rights_process", D_SCM_RIGHTS },
+};
 
 static int test_gone(const void *arg, char *why)
 {
@@ -267,6 +514,11 @@ int main(int argc, char **argv)
 	if (!ko_path || !*ko_path)
 		ko_path = "/fastzero.ko";
 
+	for (i = 0; i < FZ_ARRAY_SIZE(drains); i++)
+		fz_run(test_splice_outlives, &drains[i].d,
+		       "rmmod_with_spliced_pipe_then_%s", drains[i].name);
+	if (!loaded() && load(""))
+		fz_diag("  reload after the splice tests failed");
 	fz_run(test_unload_mapped, NULL, "rmmod_succeeds_under_shared_mapping");
 	fz_run(test_gone, fz_dev_path, "device_node_gone");
 	fz_run(test_gone, "/sys/module/fastzero", "sysfs_dir_gone");
