@@ -11,7 +11,7 @@
 #include "compat.h"
 
 /*
- * Which loop clears user memory.  ALTERNATIVE_3 patches the call once, when
+ * Which loop clears user memory.  ALTERNATIVE_2 patches the call once, when
  * the module is loaded (module_finalize() applies .altinstructions); the last
  * variant whose feature the CPU has wins:
  *
@@ -21,19 +21,20 @@
  *  - erms:      ERMS, rep stosb is the fastest way to clear long runs, but its
  *               start-up cost loses to the unrolled loop below
  *               fz_erms_threshold bytes, so short lengths take that loop.
- *  - rep_stosb: FSRS, short rep stosb is fast as well: one instruction for
- *               every length.  Not FSRM (fast short rep movsb), which
- *               clear_user() keyed on up to 6.3: on an FSRM CPU without
- *               FSRS (AMD Zen 4) a 128-byte rep stosb runs at 0.3x the
- *               unrolled loop (README).  Since 6.4 the kernel's clear_user()
- *               uses no rep stos at all without FSRS, leaving ERMS-only CPUs
- *               on a movq loop; fastzero does not inherit that.
+ *               With fast short rep stosb (FSRS as CPUID 7.1:EAX[11] reports
+ *               it) the threshold is 0: one rep stosb for every length.
+ *
+ * There is no variant keyed on X86_FEATURE_FSRS, which the kernel's own
+ * clear_user() uses (6.4+: rep stosb at every length, else no rep stos at
+ * all): since 6.4 init_amd() also sets that bit on every CPU with FSRM
+ * ("AMD FSRM also implies FSRS"), and on such a CPU (Zen 4, measured:
+ * README) a 128-byte rep stosb takes 3.2x the unrolled loop.  The erms
+ * variant with a threshold read from CPUID serves both kinds of CPU.
  */
-#define FZ_CLEAR_USER_ALTERNATIVE(unrolled, stosq, erms, stosb)	\
-	ALTERNATIVE_3(unrolled,						\
+#define FZ_CLEAR_USER_ALTERNATIVE(unrolled, stosq, erms)		\
+	ALTERNATIVE_2(unrolled,						\
 		      stosq, X86_FEATURE_REP_GOOD,			\
-		      erms, X86_FEATURE_ERMS,				\
-		      stosb, X86_FEATURE_FSRS)
+		      erms, X86_FEATURE_ERMS)
 
 /**
  * fz_clear_user() - zero user memory with the loop the CPU does best
@@ -57,8 +58,7 @@ static __always_inline unsigned long fz_clear_user(void __user *to,
 		return n;
 	FZ_LOOP_ASM(FZ_CLEAR_USER_ALTERNATIVE("call fz_clear_user_unrolled",
 					      "call fz_clear_user_stosq",
-					      "call fz_clear_user_erms",
-					      "call fz_clear_user_stosb"),
+					      "call fz_clear_user_erms"),
 		    to, n, ASM_CALL_CONSTRAINT);
 	return n;
 }
@@ -66,20 +66,20 @@ static __always_inline unsigned long fz_clear_user(void __user *to,
 /**
  * fz_clear_user_selected() - the clear_user loop the alternatives patched in
  *
- * Runs the same ALTERNATIVE_3 as fz_clear_user(), with each variant loading
+ * Runs the same ALTERNATIVE_2 as fz_clear_user(), with each variant loading
  * its own enum fz_loop value, so what it reports is what the patching chose.
  *
- * Return: FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ, FZ_LOOP_ERMS or FZ_LOOP_STOSB.
+ * Return: FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ or FZ_LOOP_ERMS.
  */
 static inline enum fz_loop fz_clear_user_selected(void)
 {
 	unsigned int loop;
 
 	asm(FZ_CLEAR_USER_ALTERNATIVE("movl %1, %0", "movl %2, %0",
-				      "movl %3, %0", "movl %4, %0")
+				      "movl %3, %0")
 	    : "=r" (loop)
 	    : "i" (FZ_LOOP_UNROLLED), "i" (FZ_LOOP_STOSQ),
-	      "i" (FZ_LOOP_ERMS), "i" (FZ_LOOP_STOSB));
+	      "i" (FZ_LOOP_ERMS));
 	return loop;
 }
 

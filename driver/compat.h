@@ -3,12 +3,16 @@
 #ifndef _FASTZERO_COMPAT_H
 #define _FASTZERO_COMPAT_H
 
+#include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/fs_context.h>
 #include <linux/mm.h>
+#include <linux/mount.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/splice.h>
+#include <linux/string.h>
 #include <linux/uio.h>
 #include <asm/cpufeatures.h>
 #include <asm/page.h>
@@ -73,18 +77,92 @@ static inline struct file *fz_shmem_file(struct vfsmount *mnt,
 }
 
 /*
- * Which mmap()s of /dev/zero get a shmem object: up to 7.2 mmap_zero()
- * tested VM_SHARED, which do_mmap() leaves out for MAP_SHARED of a
- * descriptor opened read-only (VM_MAYSHARE alone), so those were
- * anonymous; 7.3's mmap_zero_prepare() tests VM_MAYSHARE.  The behaviour
- * has no symbol of its own: vma_flags_is_cow_mapping(), new in the same
- * release, stands for it.
+ * Which mmap()s of /dev/zero get a shmem object.  do_mmap() gives MAP_SHARED
+ * of a descriptor opened read-only VM_MAYSHARE without VM_SHARED or
+ * VM_MAYWRITE.  Up to 7.2 /dev/zero tests VM_SHARED (mmap_zero(), then
+ * mmap_zero_prepare()), so such a mapping is anonymous; 7.3's
+ * mmap_zero_prepare() tests VM_MAYSHARE, because 7.3's anonymous reverse
+ * mapping tracks CoW mappings only: "No anonymous mapping can ever clear
+ * VMA_MAYWRITE_BIT" (vma_flags_is_cow_mapping() in 7.3's mm.h).  The probe
+ * looks for that rule, or for vma_start_anon_pgoff() of the same rework.
  */
-#ifdef FZ_HAVE_VMA_FLAGS_IS_COW
+#if defined(FZ_HAVE_ANON_NEEDS_MAYWRITE) || defined(FZ_HAVE_VMA_START_ANON_PGOFF)
 #define FZ_VM_SHMEM		VM_MAYSHARE
 #else
 #define FZ_VM_SHMEM		VM_SHARED
 #endif
+
+static inline int fz_fc_parse(struct fs_context *fc, const char *key,
+			      const char *val)
+{
+#ifdef FZ_HAVE_VFS_PARSE_FS_QSTR
+	return vfs_parse_fs_string(fc, key, val);
+#else
+	return vfs_parse_fs_string(fc, key, val, strlen(val));
+#endif
+}
+
+/**
+ * fz_kern_mount_tmpfs() - a long-term kernel-internal tmpfs with huge=@huge
+ * @huge: the tmpfs huge= policy
+ *
+ * Long-term (MNT_NS_INTERNAL, as kern_mount() and shm_mnt): the final
+ * mntput() of each shmem file made on it then takes mntput_no_expire()'s
+ * fast path, not the global mount_lock.
+ *
+ * 7.2+: fc_mount_longterm(), as drm_gem_huge_mnt_create() does for i915
+ * (which mounted with vfs_kern_mount() before).  6.1/6.12 export no way to
+ * mount long-term with options: kern_mount() (huge=never), then huge= set
+ * through shmem's own ->reconfigure(), under s_umount, as
+ * reconfigure_super() (not exported) would; the superblock is private and
+ * has no file yet, so the security hook and flag updates it would also
+ * run have nothing to do.
+ *
+ * Return: the mount (release with kern_unmount()), or an ERR_PTR().
+ */
+static inline struct vfsmount *fz_kern_mount_tmpfs(const char *huge)
+{
+	/* tmpfs is built in: there is no module reference to put */
+	struct file_system_type *type = get_fs_type("tmpfs");
+	struct fs_context *fc;
+	struct vfsmount *mnt;
+	int err;
+
+	if (!type)
+		return ERR_PTR(-ENODEV);
+#ifdef FZ_HAVE_FC_MOUNT_LONGTERM
+	fc = fs_context_for_mount(type, SB_KERNMOUNT);
+	if (IS_ERR(fc))
+		return ERR_CAST(fc);
+	err = fz_fc_parse(fc, "source", type->name);
+	if (!err)
+		err = fz_fc_parse(fc, "huge", huge);
+	mnt = err ? ERR_PTR(err) : fc_mount_longterm(fc);
+	put_fs_context(fc);
+	return mnt;
+#else
+	mnt = kern_mount(type);
+	if (IS_ERR(mnt))
+		return mnt;
+	fc = fs_context_for_reconfigure(mnt->mnt_root, 0, 0);
+	if (IS_ERR(fc)) {
+		kern_unmount(mnt);
+		return ERR_CAST(fc);
+	}
+	err = fz_fc_parse(fc, "huge", huge);
+	if (!err) {
+		down_write(&mnt->mnt_sb->s_umount);
+		err = fc->ops->reconfigure ? fc->ops->reconfigure(fc) : -EOPNOTSUPP;
+		up_write(&mnt->mnt_sb->s_umount);
+	}
+	put_fs_context(fc);
+	if (err) {
+		kern_unmount(mnt);
+		return ERR_PTR(err);
+	}
+	return mnt;
+#endif
+}
 
 /*
  * The default placement for current->mm: 6.10 replaced mm->get_unmapped_area
@@ -102,15 +180,6 @@ fz_mm_get_unmapped_area(unsigned long addr, unsigned long len,
 	return current->mm->get_unmapped_area(NULL, addr, len, pgoff, flags);
 #endif
 }
-
-/*
- * X86_FEATURE_FSRS (fast short rep stosb, CPUID 7.1:EAX bit 11) has a name
- * from 6.4 on; 6.1 already fills that capability word from CPUID, so the
- * bit can be tested there by number.
- */
-#ifndef X86_FEATURE_FSRS
-#define X86_FEATURE_FSRS	(12 * 32 + 11)
-#endif
 
 /* The preemption model the kernel runs; "lazy" exists from 6.13 on. */
 static inline const char *fz_preempt_model(void)

@@ -214,7 +214,7 @@ static const struct kernel_param_ops fz_force_variant_ops = {
 
 module_param_cb(force_variant, &fz_force_variant_ops, NULL, 0644);
 MODULE_PARM_DESC(force_variant,
-		 "Clear loop for reads: auto (as patched), unrolled, rep_stosq, erms, rep_stosb or nt");
+		 "Clear loop for reads: auto (as patched), unrolled, rep_stosq, erms, rep_stosb (every length) or nt");
 
 /* shared_huge: the huge= policy of the tmpfs behind MAP_SHARED, set at load. */
 static int fz_shared_huge_set(const char *val, const struct kernel_param *kp)
@@ -312,8 +312,12 @@ static void fz_cpu_read(struct fz_cpu *cpu)
 	}
 	cpu->rep_good = boot_cpu_has(X86_FEATURE_REP_GOOD);
 	cpu->erms = boot_cpu_has(X86_FEATURE_ERMS);
-	cpu->fsrs = boot_cpu_has(X86_FEATURE_FSRS);
 	cpu->max_leaf = boot_cpu_data.cpuid_level;
+	/* FSRS as the CPU reports it: X86_FEATURE_FSRS is also AMD's FSRM (6.4+) */
+	if (cpu->max_leaf >= 7) {
+		fz_cpuid(7, 1, r);
+		cpu->fsrs = r[0] & BIT(11);
+	}
 	fz_cpuid(0x80000000, 0, r);
 	cpu->max_ext_leaf = r[0];
 	cpu->fallback_kb = max_t(int, boot_cpu_data.x86_cache_size, 0);

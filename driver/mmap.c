@@ -5,8 +5,9 @@
  * MAP_SHARED is what /dev/zero's shmem_zero_setup() does: each mmap() call
  * gets a new unlinked shmem file the size of the mapping, and the VMA gets
  * shmem's own vm_ops.  The file lives on fastzero's kernel-internal tmpfs
- * mount, mounted "huge=within_size" as i915's gemfs does
- * (drivers/gpu/drm/i915/gem/i915_gemfs.c), where /dev/zero's lives on
+ * mount, mounted "huge=within_size" as i915 does (7.3's
+ * drm_gem_huge_mnt_create(), formerly i915_gemfs.c), long-term as that
+ * now is (fz_kern_mount_tmpfs() in compat.h), where /dev/zero's lives on
  * shm_mnt, which is huge=never unless shmem_enabled says otherwise.  That
  * mount option is the whole difference: every 2 MiB of the object that lies
  * within its size is a transparent huge page, allocated, cleared and mapped
@@ -61,20 +62,12 @@ int fz_shared_huge = FZ_SHARED_HUGE_WITHIN_SIZE;
  */
 static struct vfsmount *fz_shm_mnt[2];
 
-static struct vfsmount *fz_kern_mount_tmpfs(const char *huge)
+static struct vfsmount *fz_mount(const char *huge)
 {
-	struct file_system_type *type;
-	struct vfsmount *mnt;
-	char opts[32];
+	struct vfsmount *mnt = fz_kern_mount_tmpfs(huge);
 
-	/* tmpfs is built in: there is no module reference to put. */
-	type = get_fs_type("tmpfs");
-	if (!type)
-		return ERR_PTR(-ENODEV);
-	snprintf(opts, sizeof(opts), "huge=%s", huge);
-	mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
 	if (IS_ERR(mnt))
-		pr_err("cannot mount tmpfs with %s: %ld\n", opts, PTR_ERR(mnt));
+		pr_err("cannot mount tmpfs with huge=%s: %ld\n", huge, PTR_ERR(mnt));
 	return mnt;
 }
 
@@ -91,14 +84,14 @@ int fz_shmem_mount(void)
 {
 	const char *huge = fz_shared_huge_names[fz_shared_huge];
 
-	fz_shm_mnt[0] = fz_kern_mount_tmpfs(huge);
+	fz_shm_mnt[0] = fz_mount(huge);
 	if (IS_ERR(fz_shm_mnt[0]))
 		return PTR_ERR(fz_shm_mnt[0]);
 	if (fz_shared_huge == FZ_SHARED_HUGE_NEVER) {
 		fz_shm_mnt[1] = fz_shm_mnt[0];
 		return 0;
 	}
-	fz_shm_mnt[1] = fz_kern_mount_tmpfs(fz_shared_huge_names[FZ_SHARED_HUGE_NEVER]);
+	fz_shm_mnt[1] = fz_mount(fz_shared_huge_names[FZ_SHARED_HUGE_NEVER]);
 	if (IS_ERR(fz_shm_mnt[1])) {
 		kern_unmount(fz_shm_mnt[0]);
 		return PTR_ERR(fz_shm_mnt[1]);

@@ -229,12 +229,12 @@ void bl_fz_cpu(struct fz_cpu *cpu)
 	cpuinfo_field("flags", buf, sizeof(buf));
 	cpu->rep_good = has_flag(buf, "rep_good");
 	cpu->erms = has_flag(buf, "erms");
-	cpu->fsrs = has_flag(buf, "fsrs");	/* 7.x: also set for AMD FSRM */
 	cpu->max_leaf = __get_cpuid_max(0, NULL);
 	cpu->max_ext_leaf = __get_cpuid_max(0x80000000, NULL);
+	/* CPUID's FSRS, as the driver: the "fsrs" flag is also AMD's FSRM (6.4+) */
 	if (cpu->max_leaf >= 7) {
 		user_cpuid(7, 1, r);
-		cpu->fsrs |= !!(r[0] & (1u << 11));
+		cpu->fsrs = !!(r[0] & (1u << 11));
 	}
 	fz_policy_cpu_caches(cpu, user_cpuid);
 }

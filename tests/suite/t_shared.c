@@ -684,6 +684,83 @@ static const struct shared_test tests[] = {
 	  .side = side_shmem, .len = 64 * FZ_MiB },
 };
 
+/*
+ * The cost of a shared mapping's life: threads looping mmap(4 KiB,
+ * MAP_SHARED) + munmap.  Each munmap drops the last reference to the
+ * mapping's shmem file, and with it one on the tmpfs mount behind it; a
+ * mount that is not long-term takes the global mount_lock for that
+ * (mntput_no_expire()), which serialises every CPU.  The device must keep
+ * up with /dev/zero (shm_mnt, long-term): at least half its rate.
+ */
+#define CHURN_THREADS	2
+
+struct churn {
+	pthread_t tid;
+	int fd;
+	double until;
+	unsigned long ops;
+	int err;
+};
+
+static void *churn_main(void *arg)
+{
+	struct churn *c = arg;
+	void *p;
+
+	while (fz_now() < c->until) {
+		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+		if (p == MAP_FAILED) {
+			c->err = errno;
+			break;
+		}
+		munmap(p, 4096);
+		c->ops++;
+	}
+	return NULL;
+}
+
+/* mmap+munmap pairs per second on @fd, CHURN_THREADS threads, @secs. */
+static double churn_rate(int fd, double secs, int *err)
+{
+	struct churn c[CHURN_THREADS];
+	unsigned long ops = 0;
+	double t0 = fz_now();
+	int i;
+
+	for (i = 0; i < CHURN_THREADS; i++) {
+		c[i] = (struct churn){ .fd = fd, .until = t0 + secs };
+		pthread_create(&c[i].tid, NULL, churn_main, &c[i]);
+	}
+	for (i = 0; i < CHURN_THREADS; i++) {
+		pthread_join(c[i].tid, NULL);
+		ops += c[i].ops;
+		if (c[i].err)
+			*err = c[i].err;
+	}
+	return ops / (fz_now() - t0);
+}
+
+static int test_churn(const void *arg, char *why)
+{
+	double secs = fz_quick ? 0.5 : 1.5, r_ref = 0, r_dev = 0;
+	int err = 0, i;
+
+	(void)arg;
+	for (i = 0; i < 2; i++) {	/* interleaved, twice */
+		r_ref += churn_rate(ref, secs, &err);
+		r_dev += churn_rate(dev, secs, &err);
+	}
+	if (err)
+		return fz_fail(why, "mmap: %s", strerror(err));
+	fz_diag("  %d threads, mmap(4 KiB, MAP_SHARED) + munmap per second: %s %.0f, %s %.0f (%.2fx)",
+		CHURN_THREADS, fz_dev_name, r_dev / 2, fz_ref_name, r_ref / 2,
+		r_dev / r_ref);
+	if (r_dev < r_ref / 2)
+		return fz_fail(why, "%.0f per second, %s %.0f", r_dev / 2,
+			       fz_ref_name, r_ref / 2);
+	return FZ_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -691,5 +768,6 @@ int main(int argc, char **argv)
 	fz_setup(argc, argv, &dev, &ref);
 	for (i = 0; i < FZ_ARRAY_SIZE(tests); i++)
 		fz_run(test_shared, &tests[i], "%s", tests[i].name);
+	fz_run(test_churn, NULL, "shared_mmap_munmap_churn_keeps_up_with_dev_zero");
 	return fz_exit();
 }
