@@ -474,7 +474,8 @@ prune_old_results() {
 main() {
 	local t0 payload kid
 	t0=$(date +%s)
-	mkdir -p "$FZ_RESULTS"
+	# FZ_RESULTS may be elsewhere: logs/ is still where check-latest goes.
+	mkdir -p "$FZ_RESULTS" "$FZ_CACHE/logs"
 	prune_old_results
 	ln -sfn "$FZ_RESULTS" "$FZ_CACHE/logs/check-latest"
 	printf '==== fastzero check: kernels [%s] cpus [%s] accel %s results %s ====\n' \
