@@ -172,6 +172,28 @@ int fz_skip(char *why, const char *fmt, ...)
 	return ret;
 }
 
+int fz_harness_missing(char *why, const char *fmt, ...)
+{
+	int harnessed = strcmp(fz_dev_path, "/dev/fastzero") == 0;
+	char sub[FZ_WHYLEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(sub, sizeof(sub), fmt, ap);
+	va_end(ap);
+	if (harnessed)
+		return fz_fail(why, "%s (the tests/vm harness provides it)", sub);
+	return fz_skip(why, "%s (host development mode, FZ_DEV=%s)", sub,
+		       fz_dev_path);
+}
+
+int fz_need_root(char *why)
+{
+	if (geteuid() == 0)
+		return FZ_PASS;
+	return fz_harness_missing(why, "needs root");
+}
+
 void fz_agg_init(struct fz_agg *agg)
 {
 	memset(agg, 0, sizeof(*agg));
@@ -667,6 +689,35 @@ int fz_write_file(const char *path, const char *val)
 	return n < 0 ? -errno : 0;
 }
 
+int fz_file_has_word(const char *path, const char *word)
+{
+	char buf[1024], *tok, *save;
+
+	if (fz_read_file(path, buf, sizeof(buf)))
+		return 0;
+	for (tok = strtok_r(buf, " \t", &save); tok;
+	     tok = strtok_r(NULL, " \t", &save))
+		if (!strcmp(tok, word))
+			return 1;
+	return 0;
+}
+
+int fz_have_fs(const char *fstype)
+{
+	char line[256], *name;
+	int found = 0;
+	FILE *f = fopen("/proc/filesystems", "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		name = strrchr(line, '\t');
+		found = !strcmp(name ? name + 1 : line, fstype);
+	}
+	fclose(f);
+	return found;
+}
 
 long fz_file_long(const char *file, const char *key)
 {
@@ -702,16 +753,26 @@ void fz_kmsg(const char *what)
 
 int fz_memcg_create(const char *path, char *why)
 {
+	static const char root[] = "/sys/fs/cgroup";
 	struct stat st;
+	int ret;
 
-	if (stat("/sys/fs/cgroup/cgroup.controllers", &st) &&
-	    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL))
-		return fz_skip(why, "no cgroup2 at /sys/fs/cgroup: %s",
-			       strerror(errno));
-	if (fz_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
-		return fz_skip(why, "memory controller unavailable");
+	if (stat("/sys/fs/cgroup/cgroup.controllers", &st)) {
+		if (!fz_have_fs("cgroup2"))
+			return fz_skip(why, "kernel without cgroup2 (not in /proc/filesystems)");
+		if (mount("cgroup2", root, "cgroup2", 0, NULL))
+			return fz_fail(why, "cannot mount cgroup2 on %s: %s",
+				       root, strerror(errno));
+	}
+	ret = fz_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	if (ret) {
+		if (!fz_file_has_word("/sys/fs/cgroup/cgroup.controllers", "memory"))
+			return fz_skip(why, "kernel without the memory controller (not in cgroup.controllers)");
+		return fz_fail(why, "cannot enable the memory controller: %s",
+			       strerror(-ret));
+	}
 	if (mkdir(path, 0755) && errno != EEXIST)
-		return fz_skip(why, "mkdir %s: %s", path, strerror(errno));
+		return fz_fail(why, "mkdir %s: %s", path, strerror(errno));
 	return FZ_PASS;
 }
 

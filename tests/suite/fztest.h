@@ -70,11 +70,25 @@ void fz_report(int status, const char *name, const char *why);
 void fz_run(fz_test_fn fn, const void *arg, const char *namefmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Write a reason into @why and return FZ_FAIL / FZ_SKIP. */
+/*
+ * Write a reason into @why and return FZ_FAIL / FZ_SKIP.  A SKIP means the
+ * kernel lacks a capability (or the user turned the tests off, FZ_MODULE=0);
+ * a setup step of the test or of the harness that fails is a FAIL.
+ */
 int fz_fail(char *why, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int fz_skip(char *why, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * Something the tests/vm harness provides is missing (root, /dev/zram0):
+ * FZ_FAIL when the device under test is /dev/fastzero (the suite in the
+ * guest, where the harness made it), FZ_SKIP in host development mode
+ * (FZ_DEV=/dev/zero ./run-suite.sh, no harness).
+ */
+int fz_harness_missing(char *why, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* FZ_PASS as root, else fz_harness_missing() "needs root". */
+int fz_need_root(char *why);
 
 /*
  * Accumulates the failures of a table-driven test that loops over many
@@ -200,6 +214,10 @@ double fz_now(void);
  */
 int fz_read_file(const char *path, char *buf, size_t len);
 int fz_write_file(const char *path, const char *val);
+/* 1 if the whitespace-separated word @word is in the first line of @path. */
+int fz_file_has_word(const char *path, const char *word);
+/* 1 if /proc/filesystems lists @fstype: the kernel has that file system. */
+int fz_have_fs(const char *fstype);
 /*
  * A number from a small file (/proc/meminfo, a cgroup file): the whole
  * file, or the number after the first @key ("Shmem:"); -1 if neither.
@@ -220,7 +238,8 @@ void fz_kmsg(const char *what);
 
 /*
  * A cgroup v2 with the memory controller at @path (mounting cgroup2 on
- * /sys/fs/cgroup if needed): FZ_PASS, or FZ_SKIP with the reason.
+ * /sys/fs/cgroup if needed): FZ_PASS; FZ_SKIP with the reason when the
+ * kernel has no cgroup2 or no memory controller, else FZ_FAIL.
  */
 int fz_memcg_create(const char *path, char *why);
 

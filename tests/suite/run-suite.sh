@@ -13,6 +13,14 @@
 #	FZ_TIMEOUT	seconds per program (default 300)
 #	FZ_FUZZ		0: leave out the differential fuzzer t_fuzz (default 1;
 #			its length: FZ_FUZZ_OPS, FZ_FUZZ_SECONDS, see t_fuzz.c)
+#	FZ_NO_SWAP	set by the guest's /init when the kernel has no zram
+#			at all: t_swap skips with it as the reason (without
+#			it, no /dev/zram0 under the harness is a failure)
+#
+# A SKIP means the kernel lacks a capability (or FZ_MODULE=0 turned the
+# module's tests off); a setup step that fails is a failure.  Root and the
+# harness's /dev/zram0 are setup: missing, they fail when FZ_DEV is
+# /dev/fastzero and skip only in host development mode (below).
 #
 # Each program's results are renumbered into one continuous TAP stream and
 # named "<program>/<test>".  A program that dies by a signal, exits without

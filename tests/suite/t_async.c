@@ -80,25 +80,24 @@ static int test_preadv2_flags(const void *arg, char *why)
 /* ---- io_uring ---- */
 
 static struct io_uring ring;
-static int ring_ok;
+/* FZ_PASS; FZ_SKIP where the kernel has no io_uring; FZ_FAIL otherwise. */
+static int ring_status;
 static char ring_why[FZ_WHYLEN];
 
 static void ring_init(void)
 {
 	int ret = io_uring_queue_init(64, &ring, 0);
 
-	if (ret == 0) {
-		ring_ok = 1;
-		return;
-	}
-	if (ret == -ENOSYS)
-		snprintf(ring_why, sizeof(ring_why), "io_uring not built in (ENOSYS)");
+	if (ret == 0)
+		ring_status = FZ_PASS;
+	else if (ret == -ENOSYS)
+		ring_status = fz_skip(ring_why, "io_uring not built in (ENOSYS)");
 	else if (ret == -EPERM)
-		snprintf(ring_why, sizeof(ring_why),
-			 "io_uring disabled (EPERM, kernel.io_uring_disabled)");
+		ring_status = fz_skip(ring_why,
+				      "io_uring disabled (EPERM, kernel.io_uring_disabled)");
 	else
-		snprintf(ring_why, sizeof(ring_why), "io_uring_setup: %s",
-			 strerror(-ret));
+		ring_status = fz_fail(ring_why, "io_uring_setup: %s",
+				      strerror(-ret));
 }
 
 static ssize_t ring_wait(void)
@@ -152,7 +151,7 @@ static int test_uring_fixed(const void *arg, char *why)
 	ret = io_uring_register_buffers(&ring, &reg, 1);
 	if (ret) {
 		fz_munmap(map, maplen);
-		return fz_skip(why, "io_uring_register_buffers: %s",
+		return fz_fail(why, "io_uring_register_buffers: %s",
 			       strerror(-ret));
 	}
 	buf = map + FZ_GUARD;
@@ -246,17 +245,18 @@ static int test_uring_batch(const void *arg, char *why)
 /* ---- Linux aio ---- */
 
 static aio_context_t aio_ctx;
-static int aio_ok;
+/* FZ_PASS; FZ_SKIP where the kernel has no aio (ENOSYS); FZ_FAIL otherwise. */
+static int aio_status;
 static char aio_why[FZ_WHYLEN];
 
 static void aio_init(void)
 {
-	if (syscall(__NR_io_setup, 8, &aio_ctx) == 0) {
-		aio_ok = 1;
-		return;
-	}
-	snprintf(aio_why, sizeof(aio_why), "io_setup: %s%s", strerror(errno),
-		 errno == ENOSYS ? " (CONFIG_AIO=n)" : "");
+	if (syscall(__NR_io_setup, 8, &aio_ctx) == 0)
+		aio_status = FZ_PASS;
+	else if (errno == ENOSYS)
+		aio_status = fz_skip(aio_why, "io_setup: ENOSYS (CONFIG_AIO=n)");
+	else
+		aio_status = fz_fail(aio_why, "io_setup: %s", strerror(errno));
 }
 
 static ssize_t aio_rw(int fd, unsigned int op, void *buf, size_t len)
@@ -297,7 +297,8 @@ static ssize_t aio_preadv(int fd, void *buf, size_t len)
 
 /* ---- main ---- */
 
-static void skip_compact(const char *prefix, const char *why)
+/* The three fz_compact_checks() tests of @prefix, each reported @status. */
+static void report_compact(const char *prefix, int status, const char *why)
 {
 	static const char *const suffix[] = {
 		"sizes_0_300", "big_sizes", "prot_none_offsets",
@@ -307,7 +308,7 @@ static void skip_compact(const char *prefix, const char *why)
 
 	for (i = 0; i < FZ_ARRAY_SIZE(suffix); i++) {
 		snprintf(name, sizeof(name), "%s_%s", prefix, suffix[i]);
-		fz_report(FZ_SKIP, name, why);
+		fz_report(status, name, why);
 	}
 }
 
@@ -333,27 +334,27 @@ int main(int argc, char **argv)
 	fz_compact_checks(dev, ref, fz_do_preadv2_nowait, "preadv2_nowait");
 
 	ring_init();
-	if (ring_ok) {
+	if (ring_status == FZ_PASS) {
 		fz_compact_checks(dev, ref, uring_read, "io_uring_read");
 		fz_compact_checks(dev, ref, uring_readv, "io_uring_readv");
 		fz_run(test_uring_fixed, NULL, "io_uring_read_fixed");
 		fz_run(test_uring_batch, NULL, "io_uring_batch_%d_reads", BATCH);
 		io_uring_queue_exit(&ring);
 	} else {
-		skip_compact("io_uring_read", ring_why);
-		skip_compact("io_uring_readv", ring_why);
-		fz_report(FZ_SKIP, "io_uring_read_fixed", ring_why);
-		fz_report(FZ_SKIP, "io_uring_batch_64_reads", ring_why);
+		report_compact("io_uring_read", ring_status, ring_why);
+		report_compact("io_uring_readv", ring_status, ring_why);
+		fz_report(ring_status, "io_uring_read_fixed", ring_why);
+		fz_report(ring_status, "io_uring_batch_64_reads", ring_why);
 	}
 
 	aio_init();
-	if (aio_ok) {
+	if (aio_status == FZ_PASS) {
 		fz_compact_checks(dev, ref, aio_pread, "aio_pread");
 		fz_compact_checks(dev, ref, aio_preadv, "aio_preadv");
 		syscall(__NR_io_destroy, aio_ctx);
 	} else {
-		skip_compact("aio_pread", aio_why);
-		skip_compact("aio_preadv", aio_why);
+		report_compact("aio_pread", aio_status, aio_why);
+		report_compact("aio_preadv", aio_status, aio_why);
 	}
 	fz_allow_short = 0;
 

@@ -14,7 +14,9 @@
  *
  * Needs CONFIG_FAULT_INJECTION_DEBUG_FS, FAILSLAB, FAIL_PAGE_ALLOC and
  * FAULT_INJECTION_USERCOPY (the debug kernel, tests/vm/debug-kernel.sh);
- * elsewhere every test is skipped with the reason.  The kernel log between
+ * on a kernel without them every test is skipped with the reason.  A
+ * setup step that fails where the kernel has them (debugfs not mounted, an
+ * attribute that cannot be set) fails every test.  The kernel log between
  * "fastzero-test: expected-injected-faults-begin/end" holds the allocation
  * failure reports the injections cause (tests/vm/check.sh excuses their
  * stack dumps, not KASAN, lockdep or BUG reports).
@@ -27,7 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "fztest.h"
 
@@ -38,6 +42,9 @@
 #define READ_LEN	(16 * READ_CHUNK)
 
 static int dev, ref, nth_fd = -1;
+/* setup()'s result and reason: every injecting test reports it too. */
+static int setup_status = FZ_FAIL;
+static char setup_why[FZ_WHYLEN] = "fault_injection_available did not run";
 static unsigned long injected_total, cases_total;
 static sigjmp_buf fault_env;
 
@@ -68,6 +75,21 @@ static int nth_fired(void)
 	return fired;
 }
 
+/* Write @val to the fault attribute file DBG/@attr/@file. */
+static int set_attr(const char *attr, const char *file, const char *val,
+		    char *why)
+{
+	char path[128];
+	int ret;
+
+	snprintf(path, sizeof(path), DBG "/%s/%s", attr, file);
+	ret = fz_write_file(path, val);
+	if (ret)
+		return fz_fail(why, "cannot set %s to %s: %s", path, val,
+			       strerror(-ret));
+	return FZ_PASS;
+}
+
 /*
  * Every fault attribute fails on fail-nth alone: no probability, no limit
  * on the count, sleeping and order-0 allocations included, and quietly
@@ -77,34 +99,60 @@ static int setup(char *why)
 {
 	static const char *const attrs[] = { "failslab", "fail_page_alloc",
 					     "fail_usercopy" };
+	static const struct { const char *attr, *file, *val; } knobs[] = {
+		{ "failslab", "ignore-gfp-wait", "N" },
+		{ "fail_page_alloc", "ignore-gfp-wait", "N" },
+		{ "fail_page_alloc", "ignore-gfp-highmem", "N" },
+		{ "fail_page_alloc", "min-order", "0" },
+	};
 	char path[128];
+	struct statfs sfs;
+	int fd, ret = fz_need_root(why);
 	size_t i;
 
-	if (geteuid())
-		return fz_skip(why, "needs root");
-	if (access(DBG "/fail_usercopy", F_OK) || access(DBG "/failslab", F_OK) ||
-	    access(DBG "/fail_page_alloc", F_OK))
-		return fz_skip(why, "kernel without fault injection in debugfs (the debug kernel has it)");
+	if (ret != FZ_PASS)
+		return ret;
+	if (access("/proc/thread-self/status", F_OK))
+		return fz_fail(why, "no /proc/thread-self/status: %s (/proc not mounted?)",
+			       strerror(errno));
+	fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (fd < 0 && errno == ENOENT)
+		return fz_skip(why, "kernel without fault injection (no fail-nth; the debug kernel has it)");
+	if (fd < 0)
+		return fz_fail(why, "open /proc/thread-self/fail-nth: %s",
+			       strerror(errno));
+	close(fd);
+	if (statfs(DBG, &sfs) || sfs.f_type != DEBUGFS_MAGIC) {
+		if (!fz_have_fs("debugfs"))
+			return fz_skip(why, "kernel without debugfs");
+		return fz_fail(why, "debugfs is not mounted on " DBG);
+	}
+	for (i = 0; i < FZ_ARRAY_SIZE(attrs); i++) {
+		snprintf(path, sizeof(path), DBG "/%s", attrs[i]);
+		if (access(path, F_OK))
+			return fz_skip(why, "kernel without %s (CONFIG_FAILSLAB, FAIL_PAGE_ALLOC, ...: see t_fail.c)",
+				       path);
+	}
+	for (i = 0; i < FZ_ARRAY_SIZE(attrs); i++)
+		if (set_attr(attrs[i], "times", "-1", why) ||
+		    set_attr(attrs[i], "verbose", "0", why))
+			return FZ_FAIL;
+	for (i = 0; i < FZ_ARRAY_SIZE(knobs); i++)
+		if (set_attr(knobs[i].attr, knobs[i].file, knobs[i].val, why))
+			return FZ_FAIL;
 	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
 	if (nth_fd < 0)
-		return fz_skip(why, "no /proc/thread-self/fail-nth: %s", strerror(errno));
-	for (i = 0; i < FZ_ARRAY_SIZE(attrs); i++) {
-		snprintf(path, sizeof(path), DBG "/%s/times", attrs[i]);
-		fz_write_file(path, "-1");
-		snprintf(path, sizeof(path), DBG "/%s/verbose", attrs[i]);
-		fz_write_file(path, "0");
-	}
-	fz_write_file(DBG "/failslab/ignore-gfp-wait", "N");
-	fz_write_file(DBG "/fail_page_alloc/ignore-gfp-wait", "N");
-	fz_write_file(DBG "/fail_page_alloc/ignore-gfp-highmem", "N");
-	fz_write_file(DBG "/fail_page_alloc/min-order", "0");
+		return fz_fail(why, "open /proc/thread-self/fail-nth: %s",
+			       strerror(errno));
 	return FZ_PASS;
 }
 
 static int test_setup(const void *arg, char *why)
 {
 	(void)arg;
-	return setup(why);
+	setup_status = setup(setup_why);
+	snprintf(why, FZ_WHYLEN, "%s", setup_why);
+	return setup_status;
 }
 
 /*
@@ -119,8 +167,10 @@ static int every_point(int (*op)(int fd, unsigned int n, int *fired, char *why),
 	unsigned int n;
 	int fired = 0, ret = FZ_PASS;
 
-	if (nth_fd < 0)
-		return fz_skip(why, "no fault injection");
+	if (setup_status == FZ_SKIP)
+		return fz_skip(why, "no fault injection: %s", setup_why);
+	if (setup_status != FZ_PASS)
+		return fz_fail(why, "no fault injection: %s", setup_why);
 	fz_kmsg("expected-injected-faults-begin");
 	for (n = 1; n <= MAX_NTH; n++) {
 		ret = op(fd, n, &fired, why);

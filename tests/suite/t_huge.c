@@ -288,11 +288,16 @@ static int test_thp_enabled(const void *arg, char *why)
 	const char *mode = arg;
 	char old[64];
 	long kb_ref, kb_dev;
+	int ret;
 
+	if (access(THP_SYSFS "enabled", F_OK))
+		return fz_skip(why, "kernel without THP (no " THP_SYSFS "enabled)");
 	if (thp_mode_get("enabled", old, sizeof(old)))
-		return fz_skip(why, "no " THP_SYSFS "enabled");
-	if (fz_write_file(THP_SYSFS "enabled", mode))
-		return fz_skip(why, "cannot set enabled=%s", mode);
+		return fz_fail(why, "cannot read the mode of " THP_SYSFS "enabled");
+	ret = fz_write_file(THP_SYSFS "enabled", mode);
+	if (ret)
+		return fz_fail(why, "cannot set enabled=%s: %s", mode,
+			       strerror(-ret));
 	kb_ref = private_huge_kb(ref, 8 * PMD_LEN, why);
 	kb_dev = kb_ref < 0 ? -1 : private_huge_kb(dev, 8 * PMD_LEN, why);
 	fz_write_file(THP_SYSFS "enabled", old);
@@ -312,12 +317,17 @@ static int test_shmem_deny(const void *arg, char *why)
 	char old[64];
 	unsigned char *p;
 	long kb = -1;
+	int ret;
 
 	(void)arg;
+	if (access(THP_SYSFS "shmem_enabled", F_OK))
+		return fz_skip(why, "kernel without shmem THP (no " THP_SYSFS "shmem_enabled)");
 	if (thp_mode_get("shmem_enabled", old, sizeof(old)))
-		return fz_skip(why, "no " THP_SYSFS "shmem_enabled");
-	if (fz_write_file(THP_SYSFS "shmem_enabled", "deny"))
-		return fz_skip(why, "cannot set shmem_enabled=deny");
+		return fz_fail(why, "cannot read the mode of " THP_SYSFS "shmem_enabled");
+	ret = fz_write_file(THP_SYSFS "shmem_enabled", "deny");
+	if (ret)
+		return fz_fail(why, "cannot set shmem_enabled=deny: %s",
+			       strerror(-ret));
 	p = map_shared(dev, 4 * PMD_LEN);
 	if (p) {
 		touch(p, 4 * PMD_LEN);
@@ -341,9 +351,13 @@ int main(int argc, char **argv)
 		fz_report(FZ_SKIP, "huge_pages", "module tests disabled (FZ_MODULE=0)");
 		return fz_exit();
 	}
-	if (fz_read_file(FZ_PARAMS "/shared_huge", huge, sizeof(huge)) ||
-	    strcmp(huge, "within_size")) {
-		fz_report(FZ_SKIP, "huge_pages", "shared_huge is not within_size");
+	if (fz_read_file(FZ_PARAMS "/shared_huge", huge, sizeof(huge))) {
+		fz_report(FZ_FAIL, "huge_pages", "cannot read " FZ_PARAMS "/shared_huge");
+		return fz_exit();
+	}
+	/* Another policy is one the user loaded the module with. */
+	if (strcmp(huge, "within_size")) {
+		fz_report(FZ_SKIP, "huge_pages", "the module was loaded with shared_huge other than within_size");
 		return fz_exit();
 	}
 	fz_run(test_one_fault_per_2m, NULL, "shared_first_touch_one_fault_per_2MiB");

@@ -181,7 +181,7 @@ static int test_bad_dest(const void *arg, char *why)
 	int ret;
 
 	if (b.setup(&b))
-		return fz_skip(why, "cannot set up destination: %s",
+		return fz_fail(why, "cannot set up destination: %s",
 			       strerror(errno));
 	ret = fz_diff_read(dev, ref, fz_do_read, b.buf, b.len, b.lo, b.hi,
 			   b.exact ? b.exact : FZ_EXPECT_ANY, why);

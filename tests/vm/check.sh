@@ -251,6 +251,28 @@ check_tap() {
 	fi
 }
 
+# check_swap LOG: the guest's swap (zram0, for t_swap and the fuzzer's
+# MADV_PAGEOUT) was set up: every module of the kernel's own that the harness
+# gave the guest loaded, and /dev/zram0 became a swap area.  A kernel with no
+# zram at all (neither a module nor built in: "FZ: swap unavailable: <why>")
+# lacks a capability: said, not counted; t_swap skips with the reason.
+check_swap() {
+	local log=$1 name="guest swap (zram) set up" bad sym
+	bad=$(sed -n 's/^FZ: kmod \(.*\) failed$/\1/p' "$log" | tr '\n' ' ')
+	sym=$(grep -aom1 'Unknown symbol [^ ]*' "$log" || true)
+	if [[ -n $bad ]]; then
+		result fail "$name" "insmod failed: ${bad% }${sym:+ ($sym)}"
+	elif grep -q '^FZ: swap /dev/zram0 ready' "$log"; then
+		result ok "$name (/dev/zram0, $(sed -n 's/^FZ: swap \/dev\/zram0 ready (\(.*\))$/\1/p' "$log" | head -n1))"
+	elif grep -q '^FZ: swap unavailable: ' "$log"; then
+		printf '  skip  %s: %s\n' "$name" "$(sed -n 's/^FZ: swap unavailable: //p' "$log" | head -n1)"
+	elif grep -q '^FZ: swap unavailable' "$log"; then
+		result fail "$name" "FZ: swap unavailable"
+	else
+		result fail "$name" "no FZ: swap line"
+	fi
+}
+
 # check_debug LOG: debug kernels only (the guest printed the markers): the
 # kmemleak scans after the suite and rmmod report nothing, and lockdep is still
 # armed at the end (a lockdep report turns it off: debug_locks=0).
@@ -301,6 +323,7 @@ $GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"
 		result fail "guest reached FZ: done" "no FZ: done (run-vm status $rc; crash/panic?)"
 		tail -n 5 "$log.host" | sed 's/^/        /'
 	fi
+	check_swap "$log"
 	if grep -q '^FZ: insmod ok' "$log"; then result ok "insmod ok"; else result fail "insmod ok"; fi
 	check_tap "$log"
 	if grep -q '^FZ: dd4g ok' "$log"; then
@@ -450,7 +473,8 @@ prune_old_results() {
 main() {
 	local t0 payload kid
 	t0=$(date +%s)
-	mkdir -p "$FZ_RESULTS"
+	# FZ_RESULTS may be elsewhere: logs/ is still where check-latest goes.
+	mkdir -p "$FZ_RESULTS" "$FZ_CACHE/logs"
 	prune_old_results
 	ln -sfn "$FZ_RESULTS" "$FZ_CACHE/logs/check-latest"
 	printf '==== fastzero check: kernels [%s] cpus [%s] accel %s results %s ====\n' \

@@ -8,7 +8,8 @@
 # (the kernel unpacks concatenated cpio archives in order).
 # Guest layout: /init, /bin/busybox (+ applet links), /usr/bin/fio + its ldd libs,
 # /fastzero.ko, /payload/ (copy of --payload), /fz-cmd (the --cmd text),
-# /kmods/ (--kmods: the kernel's own modules, loaded in kmods/order). zram0,
+# /kmods/ (--kmods: the kernel's own modules, loaded in kmods/order, and
+# kmods/lacking: the guest modules the kernel does not have). zram0,
 # from kmods or built in, becomes a 1 GiB swap area, made but not enabled:
 # the tests that want swap turn it on.
 set -euo pipefail
@@ -52,9 +53,15 @@ fi
 if [ -f /kmods/order ]; then
 	for m in $(cat /kmods/order); do insmod /kmods/$m || echo "FZ: kmod $m failed"; done
 fi
+# Swap for the suite.  Only a kernel that has no zram at all (kernels.sh
+# lists it in /kmods/lacking) is without it for a reason: FZ_NO_SWAP tells
+# t_swap so; anything else that fails here is the harness's failure.
 z=/sys/block/zram0
 if [ -w $z/disksize ] && echo 1G >$z/disksize && mkswap /dev/zram0 >/dev/null; then
 	echo "FZ: swap /dev/zram0 ready ($(sed 's/.*\[\(.*\)\].*/\1/' $z/comp_algorithm))"
+elif [ ! -e $z ] && grep -qx zram /kmods/lacking 2>/dev/null; then
+	export FZ_NO_SWAP="kernel $(uname -r) has no zram (neither a module nor built in)"
+	echo "FZ: swap unavailable: $FZ_NO_SWAP"
 else
 	echo "FZ: swap unavailable"
 fi
@@ -178,7 +185,7 @@ main() {
 	mkdir -p "$st/payload"
 	[[ -z $payload ]] || cp -a "$payload/." "$st/payload/"
 	[[ -z $module ]] || cp "$module" "$st/fastzero.ko"
-	[[ ! -s $kmods/order ]] || cp -a "$kmods" "$st/kmods"
+	[[ -z $kmods || ! -d $kmods ]] || cp -a "$kmods" "$st/kmods"
 	printf '%s\n' "$cmd" >"$st/fz-cmd"
 	{
 		cat "$base"

@@ -160,28 +160,63 @@ FZ_GUEST_MODULES=(zram)
 # on (modinfo's depends=: the package has no modules.dep, depmod makes it at
 # install) out of an unpacked image package into DST, uncompressed (busybox
 # insmod reads plain ELF), and DST/order: the file names, dependencies first.
+# A guest module built into the kernel is listed in DST/builtin; one the
+# kernel has neither as a module nor built in (modules.builtin), in
+# DST/lacking: the guest reports that as a capability the kernel lacks.
 fz_keep_modules() {
 	local tree=$1 ver=$2 dst=$3 base m
+	fz_need_pkgs xz-utils zstd
 	for base in "$tree/lib/modules/$ver" "$tree/usr/lib/modules/$ver"; do
 		[[ -d $base/kernel ]] && break
 	done
 	[[ -d $base/kernel ]] || fz_die "no modules in the image package of $ver"
+	rm -rf "$dst"
 	mkdir -p "$dst"
 	: >"$dst/order"
 	for m in "${FZ_GUEST_MODULES[@]}"; do
-		fz_keep_module "$base" "$m" "$dst"
+		if [[ -n $(fz_module_file "$base" "$m") ]]; then
+			fz_keep_module "$base" "$m" "$dst"
+			continue
+		fi
+		[[ -f $base/modules.builtin ]] ||
+			fz_die "no module $m and no modules.builtin in the image package of $ver"
+		if grep -qE "/(${m//_/[_-]})\.ko\$" "$base/modules.builtin"; then
+			echo "$m" >>"$dst/builtin"
+		else
+			fz_log "kernel $ver has no $m (neither a module nor built in)"
+			echo "$m" >>"$dst/lacking"
+		fi
 	done
+	fz_modules_complete "$dst" || fz_die "the guest modules kept for $ver are incomplete"
+}
+
+# fz_module_file BASE NAME: the path of module NAME under BASE/kernel, or nothing.
+fz_module_file() {
+	find "$1/kernel" -regextype posix-extended \
+		-regex ".*/(${2//_/[_-]})\.ko(\.(xz|zst|gz))?" | head -n1
+}
+
+# fz_module_deps FILE: the modules FILE depends on, one a line (modinfo's
+# depends=, "-" as "_").  A modinfo that is missing or fails is fatal: the
+# guest's insmod would fail on the symbols of a dependency left out.
+fz_module_deps() {
+	local deps
+	command -v modinfo >/dev/null ||
+		fz_die "modinfo not found (install kmod): cannot read the dependencies of $1"
+	deps=$(modinfo -F depends "$1") ||
+		fz_die "modinfo -F depends $1 failed: cannot read its dependencies"
+	[[ -z $deps ]] || tr , '\n' <<<"${deps//-/_}"
 }
 
 # fz_keep_module BASE NAME DST: NAME's dependencies, then NAME itself.
 fz_keep_module() {
-	local base=$1 name=$2 dst=$3 f d out
+	local base=$1 name=$2 dst=$3 f d deps out
 	grep -qx "$name.ko" "$dst/order" && return 0
-	f=$(find "$base/kernel" -regextype posix-extended \
-		-regex ".*/(${name//_/[_-]})\.ko(\.(xz|zst|gz))?" | head -n1)
+	f=$(fz_module_file "$base" "$name")
 	[[ -n $f ]] || fz_die "no module $name in $base"
-	for d in $(modinfo -F depends "$f" | tr , ' '); do
-		fz_keep_module "$base" "${d//-/_}" "$dst"
+	deps=$(fz_module_deps "$f") || exit
+	for d in $deps; do
+		fz_keep_module "$base" "$d" "$dst"
 	done
 	out=$dst/$name.ko
 	case $f in
@@ -189,8 +224,34 @@ fz_keep_module() {
 	*.zst) zstd -qdc "$f" >"$out" ;;
 	*.gz) gzip -dc "$f" >"$out" ;;
 	*) cp "$f" "$out" ;;
-	esac
+	esac || fz_die "cannot decompress $f"
+	[[ -s $out ]] || fz_die "$out is empty"
 	echo "$name.ko" >>"$dst/order"
+}
+
+# fz_modules_complete DST: the kept modules are whole: every FZ_GUEST_MODULES
+# entry is in DST/order, builtin or lacking, and every module in order comes
+# after all it depends on.  Checks a cached DST as well (one kept before the
+# dependencies were followed, or by a modinfo that failed, lacks them).
+fz_modules_complete() {
+	local dst=$1 m d deps seen=' '
+	[[ -f $dst/order ]] || return 1
+	while read -r m; do
+		[[ -n $m ]] || continue
+		[[ -s $dst/$m ]] || return 1
+		deps=$(fz_module_deps "$dst/$m") || exit
+		for d in $deps; do
+			[[ $seen == *" $d.ko "* ]] || {
+				fz_log "$dst: $m needs $d, which is not loaded before it"
+				return 1
+			}
+		done
+		seen+="$m "
+	done <"$dst/order"
+	for m in "${FZ_GUEST_MODULES[@]}"; do
+		[[ $seen == *" $m.ko "* ]] || grep -qsx "$m" "$dst/builtin" "$dst/lacking" ||
+			return 1
+	done
 }
 
 # fz_fetch_image WHERE VER: download + extract the image package (and the
@@ -198,8 +259,12 @@ fz_keep_module() {
 # keep vmlinuz and the guest's modules (fz_keep_modules).
 fz_fetch_image() {
 	local where=$1 ver=$2 pkg pkgs kdir deb x dl
+	fz_need_pkgs kmod	# modinfo, for the modules' dependencies
 	kdir=$FZ_CACHE/kernels/$ver
-	[[ -s $kdir/vmlinuz && -s $kdir/modules/order ]] && return 0
+	if [[ -s $kdir/vmlinuz ]]; then
+		fz_modules_complete "$kdir/modules" && return 0
+		fz_log "the cached guest modules of $ver are incomplete: fetching the image again"
+	fi
 	pkg=$(fz_image_pkg "$where" "$ver") || fz_die "no image package for $ver"
 	pkgs=("$pkg")
 	[[ $pkg != linux-binary-* ]] || pkgs+=("linux-modules-$ver")

@@ -18,7 +18,9 @@
 #   Marker lines printed by the guest, in order:
 #     FZ: boot kernel=<uname -r> nproc=<n>
 #     FZ: cpuflags erms=<0|1> rep_good=<0|1> fsrm=<0|1>   (the guest kernel's view)
-#     FZ: swap /dev/zram0 ready (<comp>) | FZ: swap unavailable  (with kmods: made, not on)
+#     FZ: kmod <name>.ko failed                 (an insmod of the kernel's own modules)
+#     FZ: swap /dev/zram0 ready (<comp>) | FZ: swap unavailable  (made, not on)
+#       | FZ: swap unavailable: <reason>        (the kernel has no zram at all)
 #     FZ: insmod ok | FZ: insmod failed | FZ: insmod skipped (no module)
 #     FZ: variant <clear_user_variant>          (if the module exposes it)
 #     ... the cmd's stdout/stderr ...
