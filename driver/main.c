@@ -110,7 +110,7 @@ static const struct kernel_param_ops fz_chunk_size_ops = {
 
 module_param_cb(chunk_size, &fz_chunk_size_ops, &fz_chunk_size, 0644);
 MODULE_PARM_DESC(chunk_size,
-		 "Bytes a read clears between signal checks: 0 (default) by the preemption model, else 4096 to 1 GiB");
+		 "Bytes a read clears between signal checks: 0 (default) sized in time per read, else 4096 to 256 MiB");
 
 /* read_extent: what reads use now, and why. */
 static int fz_read_extent_get(char *buf, const struct kernel_param *kp)
@@ -128,7 +128,7 @@ static const struct kernel_param_ops fz_read_extent_ops = {
 
 module_param_cb(read_extent, &fz_read_extent_ops, NULL, 0444);
 MODULE_PARM_DESC(read_extent,
-		 "Bytes a read clears between signal checks now, the preemption model, and why (read-only)");
+		 "Bytes of the first extent of a read, the preemption model, and how later extents are sized (read-only)");
 
 /*
  * erms_threshold and nt_threshold are derived from the CPU at load

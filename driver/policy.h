@@ -16,95 +16,99 @@
 #else
 #include <stdbool.h>
 #include <stddef.h>
-#define SZ_32M			0x02000000
+#define SZ_1M			0x00100000
+#define SZ_8M			0x00800000
 #define SZ_64M			0x04000000
-#define SZ_1G			0x40000000
+#define SZ_256M			0x10000000
 #endif
 #include "clear_loops.h"
 
 /*
- * The extent a read clears in one call, between signal checks (and, on
- * cooperative kernels, cond_resched() calls).  /dev/zero uses PAGE_SIZE.
- * chunk_size 0 (the default) chooses by the preemption model; any other
- * value, 4 KiB to 1 GiB, overrides it.
+ * The extent a read clears in one call of the clear loop, between signal
+ * checks (and, on cooperative kernels, cond_resched() calls).  /dev/zero
+ * uses PAGE_SIZE.  chunk_size 0 (the default) sizes extents in time; any
+ * other value, 4 KiB to FZ_EXTENT_MAX, fixes them.
  *
- * Cooperative kernels (preempt=none|voluntary) take mainline's batch for
- * clear_pages() between cond_resched() calls: PROCESS_PAGES_NON_PREEMPT_BATCH
- * (include/linux/mm.h, 7.0), 32 MiB, "worst case preemption latency of
- * around 3ms" at ~10 GB/s.  Preemptible kernels (full, lazy, rt) are
- * preempted inside a rep stos anyway; their extents only bound how late a
- * signal is seen: FZ_SIGNAL_BUDGET_US at the clearing rate last measured,
- * from 32 MiB up to 1 GiB.
+ * One policy for every preemption model, in time, not bytes: mainline's
+ * batch for clear_pages() between cond_resched() calls,
+ * PROCESS_PAGES_NON_PREEMPT_BATCH (include/linux/mm.h, 7.0), is 32 MiB,
+ * its estimate of "around 3ms" at ~10 GB/s of kernel RAM.  User memory
+ * can be far slower (faulting page by page, write-combining), and a fast
+ * CPU far faster, so each read times its own extents and sizes the next
+ * one to take FZ_EXTENT_BUDGET_NS at the rate the last one ran.  Only the
+ * read's own measurement counts: no state is shared between reads, so no
+ * user can stretch another's extents.  The first extent of a read is a
+ * guess, FZ_EXTENT_FIRST, small enough to stay near the budget on slow
+ * memory; FZ_EXTENT_MIN keeps rep stos streaming however slow the memory,
+ * FZ_EXTENT_MAX bounds what one bad measurement can cost, and an extent
+ * grows at most FZ_EXTENT_GROWTH-fold from one to the next.  Preemptible
+ * kernels preempt inside a rep stos anyway; there the budget bounds how
+ * late a pending signal is seen.
  */
 #define FZ_CHUNK_AUTO		0
-#define FZ_CHUNK_MIN		4096UL
-#define FZ_CHUNK_MAX		((unsigned long)SZ_1G)
 #define FZ_EXTENT_ALIGN		4096UL		/* PAGE_SIZE on x86-64 */
-#define FZ_EXTENT_COOP		((unsigned long)SZ_32M)
-#define FZ_EXTENT_PREEMPT_MAX	((unsigned long)SZ_1G)
-#define FZ_SIGNAL_BUDGET_US	4000UL
-#define FZ_RATE_INITIAL		10000UL		/* bytes/us: 10 GB/s until measured */
+#define FZ_EXTENT_BUDGET_NS	4000000ULL
+#define FZ_EXTENT_FIRST		((unsigned long)SZ_8M)
+#define FZ_EXTENT_MIN		((unsigned long)SZ_1M)
+#define FZ_EXTENT_MAX		((unsigned long)SZ_256M)
+#define FZ_EXTENT_GROWTH	8UL
+#define FZ_CHUNK_MIN		FZ_EXTENT_ALIGN
+#define FZ_CHUNK_MAX		FZ_EXTENT_MAX
 
 /* force_variant: negative means "use what the alternatives selected". */
 #define FZ_LOOP_AUTO		(-1)
 
 /**
- * fz_policy_extent() - bytes a read clears between signal checks
+ * fz_policy_first_extent() - bytes of the first extent of a read
  * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
- * @preemptible: the kernel is preempt=full, lazy or rt
- * @rate: clearing rate of recent large extents, bytes per microsecond
- * @why: if not NULL, set to the reason, for sysfs
  *
- * Return: @chunk_size if set; else FZ_EXTENT_COOP on a cooperative kernel;
- * else @rate times the signal budget, clamped to FZ_EXTENT_COOP ..
- * FZ_EXTENT_PREEMPT_MAX and rounded down to a page.
+ * Return: @chunk_size if set, else FZ_EXTENT_FIRST.
  */
-static inline unsigned long fz_policy_extent(unsigned long chunk_size,
-					     bool preemptible,
-					     unsigned long rate,
-					     const char **why)
+static inline unsigned long fz_policy_first_extent(unsigned long chunk_size)
 {
-	const char *reason;
-	unsigned long extent;
-
-	if (chunk_size != FZ_CHUNK_AUTO) {
-		extent = chunk_size;
-		reason = "set by chunk_size";
-	} else if (!preemptible) {
-		extent = FZ_EXTENT_COOP;
-		reason = "cooperative: PROCESS_PAGES_NON_PREEMPT_BATCH, cond_resched() between";
-	} else {
-		extent = rate * FZ_SIGNAL_BUDGET_US;
-		if (extent < FZ_EXTENT_COOP)
-			extent = FZ_EXTENT_COOP;
-		if (extent > FZ_EXTENT_PREEMPT_MAX)
-			extent = FZ_EXTENT_PREEMPT_MAX;
-		extent &= ~(FZ_EXTENT_ALIGN - 1);
-		reason = "preemptible: a 4 ms signal budget at the measured clearing rate";
-	}
-	if (why)
-		*why = reason;
-	return extent;
+	return chunk_size != FZ_CHUNK_AUTO ? chunk_size : FZ_EXTENT_FIRST;
 }
 
 /**
- * fz_policy_rate() - fold one timed extent into the clearing rate
- * @rate: the rate so far, bytes per microsecond
- * @bytes: bytes the extent cleared
- * @ns: nanoseconds it took
+ * fz_policy_next_extent() - bytes of a read's next extent
+ * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
+ * @bytes: bytes the read's last extent cleared
+ * @ns: nanoseconds it took (only the clear: no rescheduling)
  *
- * Only extents of FZ_EXTENT_COOP bytes or more are timed (shorter ones are
- * cache-resident and would overstate the rate).
- *
- * Return: the new rate, an exponentially weighted average (7/8 old).
+ * Return: @chunk_size if set; else what FZ_EXTENT_BUDGET_NS clears at
+ * @bytes / @ns, at most FZ_EXTENT_GROWTH times @bytes, clamped to
+ * FZ_EXTENT_MIN .. FZ_EXTENT_MAX and rounded down to a page.
  */
-static inline unsigned long fz_policy_rate(unsigned long rate,
-					   unsigned long bytes,
-					   unsigned long long ns)
+static inline unsigned long fz_policy_next_extent(unsigned long chunk_size,
+						  unsigned long bytes,
+						  unsigned long long ns)
 {
-	if (!ns || bytes < FZ_EXTENT_COOP)
-		return rate;
-	return (7 * rate + (unsigned long)(bytes * 1000ULL / ns)) / 8;
+	unsigned long long next;
+
+	if (chunk_size != FZ_CHUNK_AUTO)
+		return chunk_size;
+	/* bytes < 2^40 and the budget < 2^23: no overflow */
+	next = ns ? bytes * FZ_EXTENT_BUDGET_NS / ns : FZ_EXTENT_MAX;
+	if (next > (unsigned long long)bytes * FZ_EXTENT_GROWTH)
+		next = (unsigned long long)bytes * FZ_EXTENT_GROWTH;
+	if (next < FZ_EXTENT_MIN)
+		next = FZ_EXTENT_MIN;
+	if (next > FZ_EXTENT_MAX)
+		next = FZ_EXTENT_MAX;
+	return (unsigned long)next & ~(FZ_EXTENT_ALIGN - 1);
+}
+
+/**
+ * fz_policy_extent_why() - the extent policy in words, for sysfs
+ * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
+ *
+ * Return: a constant string.
+ */
+static inline const char *fz_policy_extent_why(unsigned long chunk_size)
+{
+	if (chunk_size != FZ_CHUNK_AUTO)
+		return "set by chunk_size";
+	return "first extent of a read; then what 4 ms clears at the rate the read measured, 1 MiB to 256 MiB";
 }
 
 /**

@@ -4,8 +4,8 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
-#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
+#include <linux/timekeeping.h>
 #include <linux/uio.h>
 #include "clear.h"
 #include "fastzero.h"
@@ -31,34 +31,55 @@ static unsigned long fz_clear_chunk(int loop, void __user *to, unsigned long n)
 
 static_assert(FZ_EXTENT_ALIGN == PAGE_SIZE);
 
-/* Clearing rate of recent large extents in bytes per microsecond (EWMA). */
-static unsigned long fz_rate = FZ_RATE_INITIAL;
-
 /**
- * fz_read_extent() - bytes a read clears between signal checks
- * @why: if not NULL, set to the reason, for sysfs
+ * fz_read_extent() - bytes of the first extent of every read, for sysfs
+ * @why: if not NULL, set to how the extents are sized
  *
- * Return: chunk_size if set, else the extent for the preemption model the
- * kernel runs (fz_policy_extent() in policy.h).
+ * Return: chunk_size if set, else FZ_EXTENT_FIRST: later extents of a read
+ * follow its own measured rate (fz_extent_next()).
  */
 size_t fz_read_extent(const char **why)
 {
-	return fz_policy_extent(READ_ONCE(fz_chunk_size),
-				preempt_model_preemptible(),
-				READ_ONCE(fz_rate), why);
+	unsigned long chunk_size = READ_ONCE(fz_chunk_size);
+
+	if (why)
+		*why = fz_policy_extent_why(chunk_size);
+	return fz_policy_first_extent(chunk_size);
 }
 
-/* A clock reading for an extent worth timing (the rate sizes extents), else 0. */
-static u64 fz_time_start(size_t n)
+/*
+ * One read's extents (policy.h): the first is a guess, every later one
+ * takes FZ_EXTENT_BUDGET_NS at the rate of the one before, as this read
+ * measured it.  The clock is read only around extents that another one
+ * follows, and is ktime_get_ns(): a task that migrates mid-extent sees no
+ * skew between CPUs' clocks; one that is preempted measures long, and its
+ * next extent is the shorter for it.
+ */
+struct fz_extent {
+	unsigned long chunk_size;
+	size_t next;
+	u64 t0;
+};
+
+static void fz_extent_init(struct fz_extent *e)
 {
-	return n >= FZ_EXTENT_COOP ? local_clock() : 0;
+	e->chunk_size = READ_ONCE(fz_chunk_size);
+	e->next = fz_policy_first_extent(e->chunk_size);
+	e->t0 = 0;
 }
 
-static void fz_time_end(u64 t0, size_t done)
+/* Before clearing @n of the @left bytes the read still has to do. */
+static void fz_extent_start(struct fz_extent *e, size_t n, size_t left)
 {
-	if (t0)
-		WRITE_ONCE(fz_rate, fz_policy_rate(READ_ONCE(fz_rate), done,
-						   local_clock() - t0));
+	e->t0 = left > n && n >= FZ_EXTENT_MIN ? ktime_get_ns() : 0;
+}
+
+/* After clearing @done bytes (before any cond_resched()). */
+static void fz_extent_end(struct fz_extent *e, size_t done)
+{
+	if (e->t0)
+		e->next = fz_policy_next_extent(e->chunk_size, done,
+						ktime_get_ns() - e->t0);
 }
 
 /*
@@ -69,17 +90,19 @@ static void fz_time_end(u64 t0, size_t done)
 ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos)
 {
-	size_t chunk_max = fz_read_extent(NULL);
 	int loop = fz_read_loop(count);
+	struct fz_extent e;
 	size_t cleared = 0;
 
+	fz_extent_init(&e);
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
-		size_t chunk = min(count, chunk_max);
-		u64 t0 = fz_time_start(chunk);
-		size_t left = fz_clear_chunk(loop, buf + cleared, chunk);
+		size_t chunk = min(count, e.next);
+		size_t left;
 
-		fz_time_end(t0, chunk - left);
+		fz_extent_start(&e, chunk, count);
+		left = fz_clear_chunk(loop, buf + cleared, chunk);
+		fz_extent_end(&e, chunk - left);
 		cleared += chunk - left;
 		if (unlikely(left)) {
 			fz_stat_inc(FZ_STAT_READ_FAULTS);
@@ -133,24 +156,33 @@ static size_t fz_zero_iter(int loop, struct iov_iter *iter, size_t max,
 	return n;
 }
 
+/* Bytes the next fz_zero_iter() of at most @max bytes will try to clear. */
+static size_t fz_iter_step(const struct iov_iter *iter, size_t max)
+{
+	if (user_backed_iter(iter))
+		return min(fz_iter_user_len(iter), max);
+	return min(iov_iter_count(iter), max);
+}
+
 /*
  * The semantics are /dev/zero's read_iter_zero(): partial counts on a
  * fault or a signal, -EAGAIN instead of rescheduling under IOCB_NOWAIT.
  */
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
-	size_t chunk_max = fz_read_extent(NULL);
 	int loop = fz_read_loop(iov_iter_count(iter));
 	size_t written = 0;
+	struct fz_extent e;
 
+	fz_extent_init(&e);
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (iov_iter_count(iter)) {
-		u64 t0 = fz_time_start(min(iov_iter_count(iter), chunk_max));
-		size_t done;
+		size_t left = iov_iter_count(iter), done;
 		bool fault;
 
-		done = fz_zero_iter(loop, iter, chunk_max, &fault);
-		fz_time_end(t0, done);
+		fz_extent_start(&e, fz_iter_step(iter, e.next), left);
+		done = fz_zero_iter(loop, iter, e.next, &fault);
+		fz_extent_end(&e, done);
 		written += done;
 		if (unlikely(fault)) {
 			fz_stat_inc(FZ_STAT_READ_FAULTS);
