@@ -38,11 +38,16 @@
  * PIPE_BUF_FLAG_CAN_MERGE clear, so write(2) to the pipe starts a new
  * buffer instead of appending to one of these.
  *
- * Size.  Each buffer covers up to fz_zero_unit bytes: the 2 MiB compound
- * page when it could be allocated (consumers handle a buffer longer than
- * a page on a compound page: README, "splice"), else the 4 KiB one.
+ * Size.  Each buffer covers up to fz_zero_unit bytes: 4 KiB, or with
+ * splice_huge=1 the 2 MiB compound page when it could be allocated (every
+ * consumer handles a buffer longer than a page on a compound page, as
+ * skb_splice_bits() already makes them: README, "splice").
  * vfs_splice_read() caps a call at the pipe's free slots times PAGE_SIZE,
- * so one buffer carries what sixteen did.
+ * so one buffer then carries what up to 512 did, and a consumer that only
+ * drops the buffers (/dev/null) runs up to 9x faster; one that copies the
+ * data reads it from up to 2 MiB instead of one cache-hot 4 KiB page,
+ * which costs it (0.6x for the copy itself, measured natively), so 4 KiB
+ * is the default.
  */
 static struct page *fz_zero_page;	/* one zeroed 4 KiB page */
 static struct page *fz_zero_huge;	/* a zeroed 2 MiB compound page, or NULL */

@@ -6,22 +6,30 @@
  * with EINVAL there), but fastzero must support it on every kernel.  The
  * reference's result is only printed as a diagnostic.
  *
- * fastzero fills the pipe with references to the zero page, so every
- * consumer of such a pipe is tried (/dev/null, a tmpfs file with and
+ * fastzero fills the pipe with references to a zeroed page of its own, so
+ * every consumer of such a pipe is tried (/dev/null, a tmpfs file with and
  * without SPLICE_F_MOVE, AF_UNIX and TCP sockets, tee, another pipe,
  * vmsplice into user memory, write(2) appending to the pipe) with a write
- * wherever the data lands, and after each the zero page must still read
- * zero through a fresh read-only private mapping.
+ * wherever the data lands, and after each the module's page must still
+ * read zero through a new splice, and the kernel's zero page through a
+ * fresh read-only private mapping.  Readers that take 1, 4095 and 4097
+ * bytes at a time see zeros and the exact count.  With the module (and
+ * FZ_KO) the consumers run again with the module reloaded splice_huge=1:
+ * buffers up to 2 MiB long, in pipes large enough to hold them.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -203,7 +211,10 @@ static int test_splice_stream(const void *arg, char *why)
 
 /* ---- consumers of zero-page pipe buffers ---- */
 
-#define CHUNK	(16 * 4096)	/* one default pipe's worth */
+/* One default pipe's worth; with 2 MiB buffers, one 2 MiB buffer and a bit. */
+static size_t chunk = 16 * 4096;
+#define CHUNK	chunk
+#define CHUNK_MAX	(2 * FZ_MiB + 8192)
 
 /* The zero page, through a fresh read-only private anonymous mapping. */
 static int check_zero_page(char *why)
@@ -263,6 +274,43 @@ err:
 	return -errno;
 }
 
+struct reader {
+	pthread_t tid;
+	int fd, err;
+	unsigned char *buf;
+	size_t n;
+};
+
+static int read_full(int fd, int file, unsigned char *buf, size_t n);
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	r->err = read_full(r->fd, 0, r->buf, r->n);
+	return NULL;
+}
+
+/* splice(@in -> @out) until @n bytes moved: the total, or -1. */
+static ssize_t splice_flags(int in, int out, size_t n, unsigned int flags)
+{
+	size_t done = 0;
+	ssize_t r;
+
+	while (done < n) {
+		r = splice(in, NULL, out, NULL, n - done, flags);
+		if (r <= 0)
+			return done ? (ssize_t)done : -1;
+		done += r;
+	}
+	return done;
+}
+
+static ssize_t splice_all(int in, int out, size_t n)
+{
+	return splice_flags(in, out, n, 0);
+}
+
 enum consumer { C_NULL, C_FILE, C_FILE_MOVE, C_UNIX, C_TCP, C_TEE, C_PIPE,
 		C_VMSPLICE, C_APPEND };
 
@@ -276,14 +324,18 @@ static int consume(enum consumer c, unsigned char *buf, char *why)
 	static const unsigned char mark[16] = "fastzero-marker";
 	int p[2], q[2] = { -1, -1 }, out = -1, file = 0;
 	size_t n = CHUNK, want = CHUNK;
+	struct reader rd;
 	struct iovec iov = { buf, CHUNK };
 	ssize_t r;
 
 	/* pipes of twice CHUNK: room for the bytes written after the data */
 	if (pipe(p) || fcntl(p[1], F_SETPIPE_SZ, 2 * CHUNK) < 0)
 		return fz_fail(why, "pipe: %s", strerror(errno));
-	r = splice(dev, NULL, p[1], NULL, CHUNK, 0);
-	if (r != CHUNK) {
+	for (n = 0, r = 1; n < CHUNK && r > 0; n += r)
+		r = splice(dev, NULL, p[1], NULL, CHUNK - n, 0);
+	r = n;
+	n = CHUNK;
+	if (r != (ssize_t)CHUNK) {
 		close(p[0]);
 		close(p[1]);
 		return fz_fail(why, "splice from the device returned %zd", r);
@@ -291,7 +343,7 @@ static int consume(enum consumer c, unsigned char *buf, char *why)
 	switch (c) {
 	case C_NULL:
 		out = open("/dev/null", O_WRONLY);
-		r = splice(p[0], NULL, out, NULL, CHUNK, 0);
+		r = splice_all(p[0], out, CHUNK);
 		close(out);
 		out = -1;
 		want = 0;
@@ -299,9 +351,9 @@ static int consume(enum consumer c, unsigned char *buf, char *why)
 	case C_FILE:
 	case C_FILE_MOVE:
 		out = memfd_create("fz_consume", 0);
-		r = splice(p[0], NULL, out, NULL, CHUNK,
-			   c == C_FILE_MOVE ? SPLICE_F_MOVE : 0);
-		if (r == CHUNK && pwrite(out, mark, sizeof(mark), 4096) != sizeof(mark))
+		r = splice_flags(p[0], out, CHUNK,
+				 c == C_FILE_MOVE ? SPLICE_F_MOVE : 0);
+		if (r == (ssize_t)CHUNK && pwrite(out, mark, sizeof(mark), 4096) != sizeof(mark))
 			r = -1;
 		file = 1;
 		break;
@@ -310,7 +362,14 @@ static int consume(enum consumer c, unsigned char *buf, char *why)
 		r = sock_pair(c == C_TCP, q);
 		if (r)
 			break;
-		r = splice(p[0], NULL, q[1], NULL, CHUNK, 0);
+		/* a reader meanwhile: CHUNK may be more than the socket buffers */
+		rd = (struct reader){ .fd = q[0], .buf = buf, .n = CHUNK };
+		pthread_create(&rd.tid, NULL, reader_main, &rd);
+		r = splice_all(p[0], q[1], CHUNK);
+		pthread_join(rd.tid, NULL);
+		if (r == (ssize_t)CHUNK && rd.err)
+			r = -1;
+		want = 0;	/* read already */
 		out = q[0];
 		break;
 	case C_TEE:
@@ -320,25 +379,30 @@ static int consume(enum consumer c, unsigned char *buf, char *why)
 		else if (c == C_TEE)
 			r = tee(p[0], q[1], CHUNK, 0);
 		else
-			r = splice(p[0], NULL, q[1], NULL, CHUNK, 0);
-		if (r == CHUNK && write(q[1], mark, sizeof(mark)) != sizeof(mark))
+			r = splice_all(p[0], q[1], CHUNK);
+		if (r == (ssize_t)CHUNK && write(q[1], mark, sizeof(mark)) != sizeof(mark))
 			r = -1;
 		out = q[0];
 		n += sizeof(mark);
 		break;
 	case C_VMSPLICE:
-		r = vmsplice(p[0], &iov, 1, 0);
-		if (r == CHUNK)
+		for (n = 0, r = 1; n < CHUNK && r > 0; n += r) {
+			iov = (struct iovec){ buf + n, CHUNK - n };
+			r = vmsplice(p[0], &iov, 1, 0);
+		}
+		r = n;
+		n = CHUNK;
+		if (r == (ssize_t)CHUNK)
 			memcpy(buf + 4096, mark, sizeof(mark));
 		want = 0;
 		break;
 	case C_APPEND:
-		r = write(p[1], mark, sizeof(mark)) == sizeof(mark) ? CHUNK : -1;
+		r = write(p[1], mark, sizeof(mark)) == sizeof(mark) ? (ssize_t)CHUNK : -1;
 		out = dup(p[0]);
 		n += sizeof(mark);
 		break;
 	}
-	if (r != CHUNK) {
+	if (r != (ssize_t)CHUNK) {
 		want = 0;
 		r = fz_fail(why, "consumer returned %zd (%s)", r, strerror(errno));
 	} else {
@@ -371,18 +435,79 @@ static int consume(enum consumer c, unsigned char *buf, char *why)
 	return r;
 }
 
+/* The page the module lends: a new splice of it still reads zero. */
+static int check_lent_page(char *why)
+{
+	static unsigned char buf[CHUNK_MAX];
+	int p[2], ret = FZ_PASS;
+	ssize_t n;
+
+	if (pipe(p) || fcntl(p[1], F_SETPIPE_SZ, 2 * CHUNK) < 0)
+		return fz_fail(why, "pipe: %s", strerror(errno));
+	n = splice_all(dev, p[1], CHUNK);
+	if (n != (ssize_t)CHUNK)
+		ret = fz_fail(why, "splice returned %zd", n);
+	else if (read_full(p[0], 0, buf, CHUNK))
+		ret = fz_fail(why, "could not read the splice back");
+	else if (check_zero(buf, CHUNK, why))
+		ret = fz_fail(why, "THE MODULE'S ZERO PAGE IS NO LONGER ZERO: %s", why);
+	close(p[0]);
+	close(p[1]);
+	return ret;
+}
+
 static int test_consumer(const void *arg, char *why)
 {
-	static unsigned char buf[CHUNK + 4096];
+	static unsigned char buf[CHUNK_MAX + 4096];
 	int ret = consume(*(const enum consumer *)arg, buf, why);
 
+	if (ret == FZ_PASS)
+		ret = check_lent_page(why);
 	return ret == FZ_PASS ? check_zero_page(why) : ret;
 }
+
+/*
+ * A reader that takes @arg bytes at a time: every read returns exactly
+ * that much (the last the rest), zeros, and the pipe ends empty.
+ */
+static int test_partial(const void *arg, char *why)
+{
+	static unsigned char buf[8192];
+	size_t step = *(const size_t *)arg, got = 0, k;
+	int p[2], ret = FZ_PASS, left = 0;
+	ssize_t n;
+
+	if (pipe(p) || fcntl(p[1], F_SETPIPE_SZ, 2 * CHUNK) < 0)
+		return fz_fail(why, "pipe: %s", strerror(errno));
+	n = splice_all(dev, p[1], CHUNK);
+	if (n != (ssize_t)CHUNK) {
+		ret = fz_fail(why, "splice returned %zd", n);
+		goto out;
+	}
+	while (got < CHUNK && ret == FZ_PASS) {
+		k = CHUNK - got < step ? CHUNK - got : step;
+		memset(buf, 0xa5, k);
+		n = read(p[0], buf, k);
+		if (n != (ssize_t)k)
+			ret = fz_fail(why, "read of %zu at %zu returned %zd", k, got, n);
+		else if (check_zero(buf, k, why))
+			ret = FZ_FAIL;
+		got += k;
+	}
+	if (ret == FZ_PASS && (ioctl(p[0], FIONREAD, &left) || left))
+		ret = fz_fail(why, "%d bytes left in the pipe", left);
+out:
+	close(p[0]);
+	close(p[1]);
+	return ret;
+}
+
+static const size_t steps[] = { 1, 4095, 4097 };
 
 /* sendfile() to a TCP socket, then the zero page. */
 static int test_sendfile_tcp(const void *arg, char *why)
 {
-	static unsigned char buf[CHUNK];
+	static unsigned char buf[CHUNK_MAX];
 	int sv[2], err = sock_pair(1, sv), ret = FZ_PASS;
 	ssize_t r;
 
@@ -390,10 +515,10 @@ static int test_sendfile_tcp(const void *arg, char *why)
 	if (err)
 		return fz_fail(why, "TCP loopback pair: %s", strerror(-err));
 	r = sendfile(sv[1], dev, NULL, CHUNK);
-	if (r != CHUNK)
+	if (r != (ssize_t)CHUNK)
 		ret = fz_fail(why, "sendfile returned %zd (%s)", r, strerror(errno));
 	else if (read_full(sv[0], 0, buf, CHUNK))
-		ret = fz_fail(why, "could not read %d bytes back", CHUNK);
+		ret = fz_fail(why, "could not read %zu bytes back", CHUNK);
 	else if (check_zero(buf, CHUNK, why))
 		ret = FZ_FAIL;
 	close(sv[0]);
@@ -428,8 +553,91 @@ static const struct xfer_case cases[] = {
 	{ "sendfile_file_1MiB_plus_3", SENDFILE_FILE, FZ_MiB + 3 },
 };
 
+/* The consumers and partial readers, with names ending in @suffix. */
+static void consumer_tests(const char *suffix)
+{
+	size_t i;
+
+	for (i = 0; i < FZ_ARRAY_SIZE(consumers); i++)
+		fz_run(test_consumer, &consumers[i].c, "splice_pipe_to_%s_zero_pages_intact%s",
+		       consumers[i].name, suffix);
+	for (i = 0; i < FZ_ARRAY_SIZE(steps); i++)
+		fz_run(test_partial, &steps[i], "splice_then_read_%zu_bytes_at_a_time%s",
+		       steps[i], suffix);
+}
+
+/* Load the module from FZ_KO with @params; 0 or -errno. */
+static int load(const char *params)
+{
+	const char *ko = getenv("FZ_KO");
+	int fd, ret = 0;
+
+	fd = open(ko && *ko ? ko : "/fastzero.ko", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, params, 0))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Reload the module with @params and reopen the device; 0 or -errno. */
+static int reload(const char *params)
+{
+	int err;
+
+	close(dev);
+	if (fz_delete_module("fastzero", 0))
+		return -errno;
+	err = load(params);
+	if (err)
+		return err;
+	dev = open(fz_dev_path, O_RDWR);
+	return dev < 0 ? -errno : 0;
+}
+
+static int test_unit(const void *arg, char *why)
+{
+	char val[32];
+
+	if (fz_read_file(FZ_PARAMS "/splice_unit", val, sizeof(val)))
+		return fz_fail(why, "cannot read splice_unit");
+	if (strtoul(val, NULL, 10) != *(const size_t *)arg)
+		return fz_fail(why, "splice_unit is %s, expected %zu", val,
+			       *(const size_t *)arg);
+	return FZ_PASS;
+}
+
+/*
+ * The consumers again with buffers of up to 2 MiB: the module reloaded
+ * with splice_huge=1, CHUNK 2 MiB + 8 KiB (one whole buffer and a short
+ * one), pipes of twice that.  Then the module as the harness loaded it.
+ */
+static void huge_buffer_tests(void)
+{
+	static const size_t huge = 2 * FZ_MiB, small = 4096;
+	int err;
+
+	err = reload("splice_huge=1");
+	if (err) {
+		fz_report(FZ_FAIL, "reload_splice_huge_1", strerror(-err));
+		return;
+	}
+	fz_run(test_unit, &huge, "splice_huge_1_lends_2MiB_buffers");
+	chunk = 2 * FZ_MiB + 8192;
+	consumer_tests("_2MiB_buffers");
+	chunk = 16 * 4096;
+	err = reload("");
+	if (err)
+		fz_report(FZ_FAIL, "reload_default", strerror(-err));
+	else
+		fz_run(test_unit, &small, "default_lends_4KiB_buffers");
+}
+
 int main(int argc, char **argv)
 {
+	struct stat st;
+	const char *ko = getenv("FZ_KO");
 	size_t i;
 
 	fz_setup(argc, argv, &dev, &ref);
@@ -438,10 +646,10 @@ int main(int argc, char **argv)
 		fz_run(test_xfer, &cases[i], "%s", cases[i].name);
 	fz_run(test_splice_full_pipe, NULL, "splice_nonblock_full_pipe_eagain");
 	fz_run(test_splice_stream, NULL, "splice_stream_16MiB");
-	for (i = 0; i < FZ_ARRAY_SIZE(consumers); i++)
-		fz_run(test_consumer, &consumers[i].c, "splice_pipe_to_%s_zero_page_intact",
-		       consumers[i].name);
+	consumer_tests("");
 	fz_run(test_sendfile_tcp, NULL, "sendfile_tcp_zero_page_intact");
+	if (fz_module && !stat(ko && *ko ? ko : "/fastzero.ko", &st))
+		huge_buffer_tests();
 
 	return fz_exit();
 }
