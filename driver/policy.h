@@ -108,7 +108,8 @@ static inline const char *fz_policy_extent_why(unsigned long chunk_size)
 {
 	if (chunk_size != FZ_CHUNK_AUTO)
 		return "set by chunk_size";
-	return "first extent of a read; then what 4 ms clears at the rate the read measured, 1 MiB to 256 MiB";
+	return "first extent of a read; then what 4 ms clears at the rate "
+	       "the read measured, 1 MiB to 256 MiB";
 }
 
 /**

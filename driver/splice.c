@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* splice.c - splice from the device (references to zero pages it lends to pipes) and to it (a null sink). */
+/* splice.c - splice from the device (zero pages lent to pipes) and to it (a null sink). */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
