@@ -108,8 +108,7 @@ static inline const char *fz_policy_extent_why(unsigned long chunk_size)
 {
 	if (chunk_size != FZ_CHUNK_AUTO)
 		return "set by chunk_size";
-	return "first extent of a read; then what 4 ms clears at the rate "
-	       "the read measured, 1 MiB to 256 MiB";
+	return "first extent; then 4 ms at the rate the read measured, 1M..256M";
 }
 
 /**
