@@ -300,7 +300,7 @@ check_debug() {
 
 # boot_one KID KVER CPU KO PAYLOAD
 boot_one() {
-	local kid=$1 kver=$2 cpu=$3 ko=$4 payload=$5 log rc=0 f0=$FAILED p0=$PASSED
+	local kid=$1 kver=$2 cpu=$3 ko=$4 payload=$5 log rc=0 f0=$FAILED p0=$PASSED t0=$SECONDS
 	local want got bad
 	log=$FZ_RESULTS/$(fz_sanitize "$kid")-$(fz_sanitize "$cpu").log
 	printf -- '---- kernel %s (%s) / cpu %s ----\n' "$kid" "$kver" "$cpu"
@@ -361,15 +361,15 @@ $GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"
 	awk '/^FZ: phase / { if (n) printf " %s %.0f s,", name, $4 - t; name = $3; t = $4; n++ }
 		END { if (n) print "" }' "$log" | sed 's/^/  time:/; s/,$//'
 	printf '  log: %s\n' "$log"
-	SUMMARY+=("$(printf '%-6s %-22s %-10s %4d passed, %d failed' "$kid" "$kver" "$cpu" \
-		$((PASSED - p0)) $((FAILED - f0)))")
+	SUMMARY+=("$(printf '%-6s %-22s %-10s %4d passed, %d failed (%d s)' "$kid" "$kver" "$cpu" \
+		$((PASSED - p0)) $((FAILED - f0)) $((SECONDS - t0)))")
 }
 
 # ---------- per kernel ----------
 
 # kernel_one KID PAYLOAD
 kernel_one() {
-	local kid=$1 payload=$2 out kver='' ko reason cpu blog
+	local kid=$1 payload=$2 out kver='' ko reason cpu blog t0=$SECONDS
 	printf -- '==== kernel %s ====\n' "$kid"
 	if ! out=$("$FZ_VM_DIR/kernels.sh" "$kid" 2>"$FZ_RESULTS/kernel-$kid.log"); then
 		reason=$(sed -n 's/.*error: //p' "$FZ_RESULTS/kernel-$kid.log" | tail -n1)
@@ -392,6 +392,7 @@ kernel_one() {
 		return 0
 	fi
 	result ok "$kid ($kver): module builds W=1 clean"
+	SUMMARY+=("$(printf '%-6s %-22s fetch + module build (%d s)' "$kid" "$kver" $((SECONDS - t0)))")
 	for cpu in $FZ_CPUS; do
 		boot_one "$kid" "$kver" "$cpu" "$ko" "$payload"
 	done
@@ -488,6 +489,7 @@ main() {
 	run_lint
 	payload=$FZ_RESULTS/payload
 	build_payload "$payload"
+	SUMMARY+=("$(printf '%-6s %-22s host deps, lint, payload (%d s)' host - $(($(date +%s) - t0)))")
 	for kid in $FZ_KERNELS; do
 		kernel_one "$kid" "$payload"
 	done
