@@ -79,7 +79,7 @@ fz_sid_apt_update() {
 # ---------- QEMU ----------
 
 # fz_qemu_resolve CPU: set the array FZ_QEMU to a qemu-system-x86_64 command
-# that knows every +feature of the -cpu string CPU: the host's QEMU, else
+# that knows every +feature and -feature of the -cpu string CPU: the host's QEMU, else
 # sid's (Debian 12's QEMU 7.2 has no FSRS, for one), run from the sid
 # chroot's files through the chroot's own dynamic loader.
 fz_qemu_resolve() {
@@ -87,7 +87,7 @@ fz_qemu_resolve() {
 	FZ_QEMU=(qemu-system-x86_64)
 	known=$(qemu-system-x86_64 -cpu help)
 	for f in ${1//,/ }; do
-		[[ $f == +* ]] && ! grep -qw -- "${f#+}" <<<"$known" && break
+		[[ $f == [+-]* ]] && ! grep -qw -- "${f#[+-]}" <<<"$known" && break
 		f=''
 	done
 	[[ -n $f ]] || return 0
@@ -101,7 +101,7 @@ fz_qemu_resolve() {
 	FZ_QEMU=(env "QEMU_MODULE_DIR=$lib/qemu" "$r/lib64/ld-linux-x86-64.so.2"
 		--library-path "$lib:$r/lib/x86_64-linux-gnu" "$r/usr/bin/qemu-system-x86_64"
 		-L "$r/usr/share/seabios" -L "$r/usr/share/qemu")
-	fz_log "-cpu $1 needs ${f#+}: $("${FZ_QEMU[@]}" --version | head -n1) from the sid chroot"
+	fz_log "-cpu $1 needs ${f#[+-]}: $("${FZ_QEMU[@]}" --version | head -n1) from the sid chroot"
 }
 
 # ---------- package queries (host or chroot) ----------
