@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fztest.h"
@@ -355,9 +356,35 @@ static void restore_after(const char *name, const char *val,
 	fz_run(test_set, nv, "%s_restore_%s", name, old);
 }
 
+/*
+ * The counters move with every user's reads and mappings: readable by root
+ * only, as /dev/zero shows nobody anything of the kind.
+ */
+static int test_stats_private(const void *arg, char *why)
+{
+	static const char *const names[] = {
+		"read_calls", "read_bytes", "read_faults", "read_signals",
+		"shared_maps", "private_maps",
+	};
+	char path[128];
+	struct stat st;
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < FZ_ARRAY_SIZE(names); i++) {
+		snprintf(path, sizeof(path), "/sys/class/misc/fastzero/stats/%s", names[i]);
+		if (stat(path, &st))
+			return fz_fail(why, "stat %s: %s", path, strerror(errno));
+		if ((st.st_mode & 07777) != 0400 || st.st_uid != 0)
+			return fz_fail(why, "%s is mode %04o uid %u, expected 0400 root",
+				       names[i], st.st_mode & 07777, st.st_uid);
+	}
+	return FZ_PASS;
+}
+
 int main(int argc, char **argv)
 {
-	/* 0 (by the preemption model), or 4 KiB (as /dev/zero) to 1 GiB. */
+	/* 0 (sized in time), or 4 KiB (as /dev/zero) to 256 MiB. */
 	static const char *const bad_chunks[] = { "1", "abc", "-1", "\n", "12abc",
 						  "4095", "268435457", "1073741824" };
 	static const char *const chunks[] = { "4096", "8388608", "268435456" };
@@ -389,6 +416,7 @@ int main(int argc, char **argv)
 	}
 	fz_diag("chunk_size default: %s", chunk0);
 	fz_run(test_read_extent, NULL, "read_extent_first_extent_on_every_preemption_model");
+	fz_run(test_stats_private, NULL, "stats_readable_by_root_only");
 	for (i = 0; i < FZ_ARRAY_SIZE(chunks); i++)
 		set_and_check("chunk_size", chunks[i], "chunk_size");
 	nv[0] = "chunk_size";
