@@ -75,7 +75,8 @@ lint_shellcheck() {
 	local out
 	command -v shellcheck >/dev/null || apt_install shellcheck
 	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/vm/*.sh tests/host/*.sh \
-		userspace/bench/*.sh userspace/fastzero-run userspace/fastzero-bench .ci/run 2>&1) || true
+		userspace/bench/*.sh userspace/fastzero-run userspace/fastzero-bench \
+		debian/make-deb.sh .ci/run 2>&1) || true
 	[[ -z $out ]] || printf '%s\n' "$out" | sed 's/^/# /'
 	report "$([[ -z $out ]] && echo 0 || echo 1)" "shellcheck scripts"
 }
