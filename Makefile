@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Makefile - fastzero's entry points: all, check, bench, microbench, calibrate, model, lint, install, uninstall, dkms-install, dkms-uninstall, clean.
+# Makefile - fastzero's entry points: all, check, bench, microbench, calibrate, model, lint, install, uninstall, dkms-install, dkms-uninstall, deb, clean.
 #
 #   make              driver/fastzero.ko for KDIR, and the userspace tools
 #   make check        the test suite in QEMU on Debian's 6.1, 6.12 and 7.x
@@ -15,6 +15,8 @@
 #   make uninstall    remove exactly those files (FZ_INSTALLED), depmod
 #   make dkms-install    dkms install .: the running kernel, later ones by itself
 #   make dkms-uninstall  dkms remove, from every kernel, and its /usr/src copy
+#   make deb          fastzero-dkms and fastzero-tools .debs in build/deb/
+#                     (debian/make-deb.sh: dpkg-buildpackage -b, lintian)
 #
 # install/uninstall honour DESTDIR (and INSTALL_MOD_PATH, default DESTDIR).
 # The module itself follows the Kbuild convention:
@@ -81,7 +83,7 @@ DEPMOD = $(if $(wildcard $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep), \
 	 @echo "no $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep: depmod skipped")
 
 .PHONY: all module userspace check bench microbench calibrate model lint install uninstall \
-	dkms-install dkms-uninstall clean
+	dkms-install dkms-uninstall deb clean
 
 all: module userspace
 
@@ -135,6 +137,10 @@ dkms-install:
 dkms-uninstall:
 	dkms remove fastzero/$(VERSION) --all
 	rm -rf /usr/src/fastzero-$(VERSION)
+
+# Debian packages, built the Debian way in a copy of the tree (see README).
+deb:
+	debian/make-deb.sh
 
 clean:
 	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)

@@ -74,8 +74,9 @@ lint_checkpatch() {
 lint_shellcheck() {
 	local out
 	command -v shellcheck >/dev/null || apt_install shellcheck
-	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/vm/*.sh \
-		userspace/bench/*.sh .ci/run 2>&1) || true
+	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/vm/*.sh tests/host/*.sh \
+		userspace/bench/*.sh userspace/fastzero-run userspace/fastzero-bench \
+		debian/make-deb.sh .ci/run 2>&1) || true
 	[[ -z $out ]] || printf '%s\n' "$out" | sed 's/^/# /'
 	report "$([[ -z $out ]] && echo 0 || echo 1)" "shellcheck scripts"
 }

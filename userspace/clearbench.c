@@ -9,7 +9,9 @@
  * Sections:
  *   matrix  every loop x chunk size x buffer size (cache- and DRAM-resident),
  *           as "perf bench mem memset -k": the buffer is cleared chunk by chunk;
- *           ratio against the stock kernel's way (unrolled, 4 KiB chunks)
+ *           ratio against the stock kernel's way (unrolled, 4 KiB chunks);
+ *           --chunks and --loops narrow it to chosen configurations (what
+ *           bench/perfbench.sh runs beside perf's own)
  *   short   8..4096-byte clears, cache hot: unrolled vs rep_stosb vs erms,
  *           the evidence for fz_erms_threshold
  *   chunk   the read path's chunk size (64K..8M) on a 64 MiB and 1 GiB
@@ -60,8 +62,10 @@ struct opts {
 	double target_ms;
 	int cpu;
 	const char *csv, *mode, *sections;
-	size_t bufs[8], dests[8];
-	int nbufs, ndests;
+	size_t bufs[8], dests[8], chunks[8];
+	int nbufs, ndests, nchunks;
+	unsigned int loop_mask;		/* matrix loops: bit (1 << enum fz_loop) */
+	bool narrowed;			/* --chunks or --loops given */
 	enum fz_loop chunk_loop;
 };
 
@@ -256,14 +260,19 @@ static void section_matrix(const struct opts *o, struct bl_report *rep,
 		size_t len = o->bufs[b];
 
 		snprintf(wl, sizeof(wl), "matrix-%s", fmt(len));
-		for (c = 0; c < BL_ARRAY_SIZE(matrix_chunks); c++)
-			for (l = 0; l < FZ_NR_LOOPS && matrix_chunks[c] <= len; l++)
-				add_cfg(wl, l, buf, len, matrix_chunks[c]);
+		for (c = 0; c < (unsigned int)o->nchunks; c++)
+			for (l = 0; l < FZ_NR_LOOPS && o->chunks[c] <= len; l++)
+				if (o->loop_mask & (1u << l))
+					add_cfg(wl, l, buf, len, o->chunks[c]);
+		if (!ncfgs)
+			bl_die("matrix-%s: no chunk size <= the buffer", fmt(len));
 		run_cfgs(o, wl);
 		from = rep->nres;
 		collect(rep, o->reps, false);
 		set_ratios(rep, from, "4K", loop_names[FZ_LOOP_UNROLLED], false);
-		summarize_matrix(rep, wl, len);
+		/* the summary compares configurations a narrowed run may lack */
+		if (!o->narrowed)
+			summarize_matrix(rep, wl, len);
 	}
 }
 
@@ -556,8 +565,8 @@ static void usage(void)
 {
 	fputs("usage: clearbench [--quick] [--reps N] [--target-ms MS] [--csv FILE] [--json]\n"
 	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk,calibrate]\n"
-	      "                  [--bufs 1M,1G] [--chunk-dests 64M,1G] [--chunk-loop NAME]\n"
-	      "                  [--erms-threshold BYTES]\n"
+	      "                  [--bufs 1M,1G] [--chunks 4K,2M] [--loops rep_stosb,unrolled]\n"
+	      "                  [--chunk-dests 64M,1G] [--chunk-loop NAME] [--erms-threshold BYTES]\n"
 	      "  Times driver/clear_loops.S in userspace. GB/s = 1e9 bytes/s; spread =\n"
 	      "  (max - min) / median over the repetitions; ratio: vs unrolled@4K chunks\n"
 	      "  (matrix), vs unrolled (short), vs 64K chunks (chunk).\n"
@@ -573,6 +582,22 @@ static enum fz_loop parse_loop(const char *s)
 		if (!strcmp(s, loop_names[l]))
 			return l;
 	bl_die("unknown loop '%s'", s);
+}
+
+/* A comma-separated list of loop names, as a mask of (1 << enum fz_loop). */
+static unsigned int parse_loop_list(const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	unsigned int mask = 0;
+
+	if (!copy)
+		bl_die("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		mask |= 1u << parse_loop(tok);
+	free(copy);
+	if (!mask)
+		bl_die("empty loop list '%s'", arg);
+	return mask;
 }
 
 static void size_list(const char *arg, size_t *out, int *n)
@@ -595,6 +620,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "sections", required_argument, NULL, 's' },
 		{ "bufs", required_argument, NULL, 'b' },
+		{ "chunks", required_argument, NULL, 'k' },
+		{ "loops", required_argument, NULL, 'L' },
 		{ "chunk-dests", required_argument, NULL, 'd' },
 		{ "chunk-loop", required_argument, NULL, 'l' },
 		{ "erms-threshold", required_argument, NULL, 'e' },
@@ -610,7 +637,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->mode = "native";
 	o->sections = "matrix,short,chunk";
 	o->chunk_loop = FZ_LOOP_STOSB;
-	while ((ch = getopt_long(argc, argv, "qr:t:c:jp:Hm:s:b:d:l:e:h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "qr:t:c:jp:Hm:s:b:k:L:d:l:e:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'q': o->quick = true; break;
 		case 'r': reps = atoi(optarg); break;
@@ -622,6 +649,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'm': o->mode = optarg; break;
 		case 's': o->sections = optarg; break;
 		case 'b': size_list(optarg, o->bufs, &o->nbufs); break;
+		case 'k':
+			size_list(optarg, o->chunks, &o->nchunks);
+			o->narrowed = true;
+			break;
+		case 'L':
+			o->loop_mask = parse_loop_list(optarg);
+			o->narrowed = true;
+			break;
 		case 'd': size_list(optarg, o->dests, &o->ndests); break;
 		case 'l': o->chunk_loop = parse_loop(optarg); break;
 		case 'e':
@@ -640,6 +675,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		size_list(o->quick ? "1M,256M" : "1M,1G", o->bufs, &o->nbufs);
 	if (!o->ndests)
 		size_list(o->quick ? "64M,256M" : "64M,1G", o->dests, &o->ndests);
+	if (!o->nchunks) {
+		o->nchunks = BL_ARRAY_SIZE(matrix_chunks);
+		memcpy(o->chunks, matrix_chunks, sizeof(matrix_chunks));
+	}
+	if (!o->loop_mask)
+		o->loop_mask = (1u << FZ_NR_LOOPS) - 1;
 }
 
 static size_t largest(const struct opts *o)

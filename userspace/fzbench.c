@@ -461,17 +461,35 @@ static void teardown(struct ctx *c)
 
 /* --- options and main ------------------------------------------------------ */
 
-static void usage(void)
+#ifndef FZ_VERSION
+#define FZ_VERSION "unknown"
+#endif
+
+/* --help: on stdout, exit 0 (help2man reads it); a bad option: stderr, 2. */
+static void __attribute__((noreturn)) usage(int status)
 {
-	fputs("usage: fzbench [--dev PATH] [--ref PATH] [--quick] [--reps N] [--target-ms MS]\n"
-	      "               [--bs LIST] [--mmap-sizes LIST] [--touch read|write]\n"
-	      "               [--workloads read,readv,splice,mmap] [--cpu N] [--mode LABEL]\n"
-	      "               [--json] [--csv FILE]\n"
-	      "  defaults: --dev $FZ_DEV or /dev/fastzero, --ref $FZ_REF or /dev/zero;\n"
-	      "  --mmap-sizes 0 disables the mmap workloads. GB/s = 1e9 bytes/s;\n"
-	      "  ratio = dev / ref; spread = (max - min) / median.\n"
-	      "  --json: JSON on stdout, the table on stderr.\n", stderr);
-	exit(2);
+	fputs("Usage: fzbench [OPTION]...\n"
+	      "Benchmark /dev/fastzero against a reference device (/dev/zero), interleaved:\n"
+	      "read(2) and readv(2) by block size, splice into a pipe, mmap first touch\n"
+	      "(private, shared, MAP_POPULATE, fork), each also on MAP_ANONYMOUS.\n"
+	      "\n"
+	      "  --dev PATH, --ref PATH  the devices (default $FZ_DEV or /dev/fastzero,\n"
+	      "                          $FZ_REF or /dev/zero)\n"
+	      "  --quick                 fewer repetitions, shorter samples, smaller sizes\n"
+	      "  --reps N, --target-ms MS  repetitions, and milliseconds per sample\n"
+	      "  --bs LIST               read block sizes, e.g. 4K,1M\n"
+	      "  --mmap-sizes LIST       mapping sizes (default 1G,8G; 0: no mmap workloads)\n"
+	      "  --touch read|write      how mappings are first touched (default write)\n"
+	      "  --workloads LIST        any of read,readv,splice,mmap\n"
+	      "  --cpu N                 pin to CPU N\n"
+	      "  --mode LABEL            the mode in the results (default native, or vm)\n"
+	      "  --json                  JSON on stdout, the table on stderr\n"
+	      "  --csv FILE              the results as CSV too\n"
+	      "  --help, --version       this help, the version\n"
+	      "\n"
+	      "GB/s = 1e9 bytes/s; ratio = dev / ref; spread = (max - min) / median.\n",
+	      status ? stderr : stdout);
+	exit(status);
 }
 
 static void size_list(const char *arg, size_t *out, int *n, int max)
@@ -505,6 +523,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "csv", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ },
 	};
 	int ch, reps = 0;
@@ -516,7 +535,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->workloads = "read,readv,splice,mmap";
 	o->cpu = -1;
 	o->nmsizes = -1;
-	while ((ch = getopt_long(argc, argv, "D:R:qr:t:b:M:T:w:p:m:jc:h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "D:R:qr:t:b:M:T:w:p:m:jc:hV", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'D': o->dev = optarg; break;
 		case 'R': o->ref = optarg; break;
@@ -531,11 +550,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'm': o->mode = optarg; break;
 		case 'j': o->json = true; break;
 		case 'c': o->csv = optarg; break;
-		default: usage();
+		case 'h': usage(0);
+		case 'V':
+			puts("fzbench (fastzero) " FZ_VERSION);
+			exit(0);
+		default: usage(2);
 		}
 	}
 	if (optind != argc)
-		usage();
+		usage(2);
 	o->reps = reps > 0 ? (unsigned int)BL_MIN(reps, BL_MAX_REPS) : o->quick ? 3 : 5;
 	o->target_ms = target > 0 ? target : o->quick ? 25 : 100;
 	if (!o->nbs)

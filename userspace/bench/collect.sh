@@ -17,8 +17,9 @@
 #               readv; skipped (meta.txt says why) if the parameter is not
 #               writable.  The other series then run with force_variant=auto;
 #               the value found at the start is restored at exit.
-# Looks next to itself for dd.sh, fzbench (or ../build/fzbench), fio-jobs/
-# (or ../../fio-jobs) and bin/dd (a GNU dd; busybox dd prints no timing).
+# Looks next to itself for dd.sh, fzbench (or ../build/fzbench, else
+# $FZBENCH_BIN or the one in PATH), fio-jobs/ (or ../../fio-jobs) and bin/dd
+# (a GNU dd; busybox dd prints no timing).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +58,8 @@ first() {
 	return 1
 }
 
-fzbench=$(first "$here/fzbench" "$here/../build/fzbench") || fzbench=''
+fzbench=$(first "$here/fzbench" "$here/../build/fzbench" ${FZBENCH_BIN:+"$FZBENCH_BIN"}) ||
+	fzbench=$(command -v fzbench) || fzbench=''
 jobdir=$(first "$here/fio-jobs" "$here/../../fio-jobs") || jobdir=''
 dd="dd"
 if [ -x "$here/bin/dd" ] && "$here/bin/dd" --version >/dev/null 2>&1; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# microbench.sh - run clearbench natively, keep its CSV and plot it (SVG, PNG).
+# microbench.sh - run clearbench natively, keep its CSV and plot it (SVG, PNG); perf's memset beside it.
 #
 # usage: microbench.sh [-o OUTBASE] [CLEARBENCH ARGS...]
 #   OUTBASE  path without extension (default: FZ_RESULTS/<YYYYmmdd-HHMMSS>-
@@ -7,7 +7,10 @@
 #            OUTBASE.svg and OUTBASE.png; the table goes to stdout
 #   the other arguments go to clearbench unchanged; a --csv FILE among them
 #   replaces OUTBASE.csv (and gives OUTBASE when there is no -o)
-# Env: QUICK=1     add --quick
+# Then perfbench.sh: "perf bench mem memset -k" at 4K, 2M and 1G chunks for
+# each -f function, interleaved with clearbench on the same loop, chunk and
+# total, into OUTBASE-perf.csv (its own env: FZ_PERF=0 leaves it out).
+# Env: QUICK=1     add --quick (perfbench: 2 chunks, 1 repetition)
 #      FZ_RESULTS  output directory (default: results/ at the top of the repo)
 #      CLEARBENCH  the binary (default: userspace/build/clearbench)
 set -euo pipefail
@@ -66,7 +69,7 @@ panel_vars() {	# panel_vars CSV
 main() {
 	local out='' csv='' mode=native args=() a prev='' host now thr title sub rc=0
 	if [[ ${1:-} == -o ]]; then
-		[[ $# -ge 2 ]] || { sed -n '4,12p' "$0" >&2; exit 2; }
+		[[ $# -ge 2 ]] || { sed -n '4,15p' "$0" >&2; exit 2; }
 		out=$2
 		shift 2
 	fi
@@ -97,6 +100,8 @@ main() {
 	trap 'rm -f "$TABLE"' EXIT
 	"$CLEARBENCH" "${args[@]}" "$@" | tee "$TABLE"
 	thr=$(sed -n 's/^# fz_erms_threshold: \([0-9]*\)$/\1/p' "$TABLE")
+	echo
+	CLEARBENCH=$CLEARBENCH "$BENCH_DIR/perfbench.sh" -o "$out" || echo "warning: perfbench.sh failed" >&2
 
 	if ! need gnuplot gnuplot-nox; then
 		echo "warning: no gnuplot, no plots" >&2

@@ -27,8 +27,9 @@ set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-need() {	# need CMD PKG: install PKG if CMD is missing
+need() {	# need CMD PKG: install PKG if CMD is missing (FZ_NO_INSTALL=1: fail)
 	command -v "$1" >/dev/null 2>&1 && return 0
+	[[ ${FZ_NO_INSTALL:-0} != 1 ]] || return 1
 	dpkg -s "$2" >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2
 }
 
@@ -191,8 +192,7 @@ main() {
 	RAW=$1
 	local out=$2 mode unrl v
 	mode=$(meta mode)
-	need jq jq
-	need gnuplot gnuplot-nox
+	need jq jq || { echo "report.sh: jq is missing (apt install jq)" >&2; exit 1; }
 	mkdir -p "$(dirname "$out")"
 	{ dd_samples; fio_samples; } | stats | awk '{ print $0, "" }' >"$out.rows"
 	fz_rows >>"$out.rows"
@@ -209,6 +209,11 @@ main() {
 	fi
 	table "$out.csv"
 	plot_data "$out.csv" >"$out.dat"
+	if ! need gnuplot gnuplot-nox; then
+		echo "warning: no gnuplot (apt install gnuplot-nox): no plot" >&2
+		echo "# csv: $out.csv"
+		return 0
+	fi
 	gnuplot -e "datafile='$out.dat'; outbase='$out'; refname='$(meta ref)'; devname='$(meta dev)'; hasunrolled=${unrl:-0}; plottitle='read throughput, $(meta kernel), mode $mode'" \
 		"$BENCH_DIR/plot.gp" 2>"$out.gnuplot.err" || echo "warning: gnuplot failed, see $out.gnuplot.err" >&2
 	[[ -s $out.gnuplot.err ]] || rm -f "$out.gnuplot.err"

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# make-deb.sh - what `make deb` runs: the fastzero-dkms and fastzero-tools .debs, then lintian.
+#
+# Builds in a copy of the tree (build/deb/src/fastzero-<version>/: the
+# tracked and untracked-but-not-ignored files, so no build output of the
+# tree gets in) whose debian/changelog it writes: the version is dkms.conf's
+# PACKAGE_VERSION, the one place it is kept (driver/Kbuild, the Makefile and
+# debian/rules read it too), so no version is written twice by hand and the
+# tree itself stays clean.  dpkg-buildpackage -us -uc -b there; the .debs,
+# .buildinfo and .changes go to build/deb/ (FZ_DEB_OUT), with build.log and
+# lintian.txt.  lintian -I (errors, warnings and info) runs on every .deb;
+# an error fails the build.  As root, installs build-essential, debhelper,
+# dh-dkms, help2man and lintian when missing.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${FZ_DEB_OUT:-$REPO/build/deb}
+PKGS=(build-essential debhelper dh-dkms help2man lintian)
+
+say() { printf '[deb] %s\n' "$*" >&2; }
+die() {
+	say "error: $*"
+	exit 1
+}
+
+need_pkgs() {
+	local p missing=() lock=${FZ_CACHE:-/var/cache/fastzero}/locks/apt.lock
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	((EUID == 0)) || die "missing ${missing[*]}: run make deb as root, or apt install ${missing[*]}"
+	say "installing ${missing[*]}"
+	# the test harness installs packages too: take its apt lock when it has one
+	if [[ -d ${lock%/*} ]]; then exec 9>"$lock" && flock 9; fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
+		{ apt-get update -qq >&2 &&
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2; }
+	if [[ -d ${lock%/*} ]]; then exec 9>&-; fi
+}
+
+copy_tree() {	# copy_tree DEST
+	if git -C "$REPO" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		(cd "$REPO" && git ls-files -z --cached --others --exclude-standard |
+			tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$1"
+	else	# a tarball: everything but build outputs
+		tar -C "$REPO" --exclude=./build --exclude=./results --exclude='*.o' --exclude='*.ko' \
+			--exclude='*.cmd' --exclude='*.mod' --exclude='*.mod.c' --exclude=./userspace/build \
+			--exclude=./tests/suite/out -cf - . | tar -xf - -C "$1"
+	fi
+}
+
+changelog() {	# changelog VERSION: debian/changelog on stdout
+	local rev date maint
+	rev=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo 'a tree without git')
+	# the last commit's date: the same tree gives the same packages
+	date=$(git -C "$REPO" log -1 --format=%cD 2>/dev/null || date -R)
+	maint=$(sed -n 's/^Maintainer: //p' "$REPO/debian/control")
+	cat <<CHANGELOG
+fastzero ($1) unstable; urgency=medium
+
+  * fastzero $1, from git $rev, packaged by make deb.
+    This entry is generated: the version is dkms.conf's PACKAGE_VERSION.
+
+ -- $maint  $date
+CHANGELOG
+}
+
+main() {
+	local version src f
+	version=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$REPO/dkms.conf")
+	[[ -n $version ]] || die "no PACKAGE_VERSION in dkms.conf"
+	need_pkgs
+	rm -rf "$OUT"
+	src=$OUT/src/fastzero-$version
+	mkdir -p "$src"
+	copy_tree "$src"
+	changelog "$version" >"$src/debian/changelog"
+	say "dpkg-buildpackage -us -uc -b in $src (log: $OUT/build.log)"
+	if ! (cd "$src" && nice dpkg-buildpackage -us -uc -b) >"$OUT/build.log" 2>&1; then
+		tail -n 30 "$OUT/build.log" >&2
+		die "dpkg-buildpackage failed, see $OUT/build.log"
+	fi
+	for f in "$OUT"/src/*.deb "$OUT"/src/*.buildinfo "$OUT"/src/*.changes; do
+		[[ -e $f ]] && mv "$f" "$OUT/"
+	done
+	rm -rf "$OUT/src"
+	say "lintian -I on $(cd "$OUT" && echo ./*.deb)"
+	lintian -I --tag-display-limit 0 "$OUT"/*.deb 2>&1 |
+		grep -v '^running with root privileges is not recommended!$' >"$OUT/lintian.txt" || true
+	if [[ -s $OUT/lintian.txt ]]; then sed 's/^/  /' "$OUT/lintian.txt" >&2; else say "lintian: no tags"; fi
+	grep -q '^E: ' "$OUT/lintian.txt" && die "lintian reported errors (see $OUT/lintian.txt)"
+	say "done:"
+	ls -l "$OUT"/*.deb >&2
+}
+
+main "$@"
