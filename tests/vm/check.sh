@@ -142,6 +142,26 @@ run_lint() {
 	done <<<"$out"
 }
 
+# run_host_tests: tests/host/t_*.sh, run on this machine (no module needed:
+# the tools around it, e.g. fastzero-run); each TAP line is one result.
+run_host_tests() {
+	local t line out rc
+	echo "==== host tests ===="
+	for t in "$FZ_REPO"/tests/host/t_*.sh; do
+		[[ -e $t ]] || continue
+		rc=0
+		out=$(bash "$t" 2>&1) || rc=$?
+		while IFS= read -r line; do
+			case $line in
+			"ok "*"# SKIP"*) printf '  skip  %s: %s\n' "$(basename "$t" .sh)" "${line#ok }" ;;
+			"ok "*) result ok "$(basename "$t" .sh): ${line#ok }" ;;
+			"not ok "*) result fail "$(basename "$t" .sh): ${line#not ok }" ;;
+			esac
+		done <<<"$out"
+		((rc == 0)) || result fail "$(basename "$t" .sh) exited $rc"
+	done
+}
+
 # build_payload DIR: the suite's static binaries (or the placeholder) in DIR.
 build_payload() {
 	local dir=$1 log=$FZ_RESULTS/suite-build.log
@@ -492,6 +512,7 @@ main() {
 		result fail "driver/Kbuild present in the repo"
 	fi
 	run_lint
+	run_host_tests
 	payload=$FZ_RESULTS/payload
 	build_payload "$payload"
 	SUMMARY+=("$(printf '%-6s %-22s host deps, lint, payload (%d s)' host - $(($(date +%s) - t0)))")
