@@ -2,8 +2,10 @@
 /*
  * fztest - shared helpers of the fastzero test suite, see fztest.h.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -603,6 +606,49 @@ void fz_compact_checks(int dev, int ref, fz_read_fn fn, const char *prefix)
 int fz_delete_module(const char *name, unsigned int flags)
 {
 	return syscall(__NR_delete_module, name, flags);
+}
+
+int fz_load_module(const char *params)
+{
+	const char *ko = getenv("FZ_KO");
+	int fd, ret = 0;
+
+	fd = open(ko && *ko ? ko : "/fastzero.ko", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, params, 0))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int fz_sock_pair(int tcp, int sv[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int l, err;
+
+	if (!tcp)
+		return socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ? -errno : 0;
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0)
+		return -errno;
+	if (bind(l, (void *)&a, alen) || listen(l, 1) ||
+	    getsockname(l, (void *)&a, &alen))
+		goto err;
+	sv[1] = socket(AF_INET, SOCK_STREAM, 0);
+	if (sv[1] < 0 || connect(sv[1], (void *)&a, alen))
+		goto err;
+	sv[0] = accept(l, NULL, NULL);
+	if (sv[0] < 0)
+		goto err;
+	close(l);
+	return 0;
+err:
+	err = -errno;
+	close(l);
+	return err;
 }
 
 int fz_in_child(void (*fn)(void *), void *arg)

@@ -199,6 +199,11 @@ void fz_compact_checks(int dev, int ref, fz_read_fn fn, const char *prefix);
 
 /* Module helpers. */
 int fz_delete_module(const char *name, unsigned int flags);
+/* Load the module file FZ_KO (default /fastzero.ko) with @params: 0 or -errno. */
+int fz_load_module(const char *params);
+
+/* A connected stream pair: AF_UNIX, or TCP over loopback; 0 or -errno. */
+int fz_sock_pair(int tcp, int sv[2]);
 
 /* Run @fn in a child; returns 0 on normal exit 0, else the signal or 256+code. */
 int fz_in_child(void (*fn)(void *), void *arg);

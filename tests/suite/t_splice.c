@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,34 +245,6 @@ static int read_full(int fd, int file, unsigned char *buf, size_t n)
 	return 0;
 }
 
-/* A connected pair: AF_UNIX stream, or TCP over loopback; 0 or -errno. */
-static int sock_pair(int tcp, int sv[2])
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t alen = sizeof(a);
-	int l;
-
-	if (!tcp)
-		return socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ? -errno : 0;
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0 || bind(l, (void *)&a, alen) || listen(l, 1) ||
-	    getsockname(l, (void *)&a, &alen))
-		goto err;
-	sv[1] = socket(AF_INET, SOCK_STREAM, 0);
-	if (sv[1] < 0 || connect(sv[1], (void *)&a, alen))
-		goto err;
-	sv[0] = accept(l, NULL, NULL);
-	if (sv[0] < 0)
-		goto err;
-	close(l);
-	return 0;
-err:
-	if (l >= 0)
-		close(l);
-	return -errno;
-}
-
 struct reader {
 	pthread_t tid;
 	int fd, err;
@@ -359,7 +330,7 @@ static int consume(enum consumer c, unsigned char *buf, char *why)
 		break;
 	case C_UNIX:
 	case C_TCP:
-		r = sock_pair(c == C_TCP, q);
+		r = fz_sock_pair(c == C_TCP, q);
 		if (r)
 			break;
 		/* a reader meanwhile: CHUNK may be more than the socket buffers */
@@ -508,7 +479,7 @@ static const size_t steps[] = { 1, 4095, 4097 };
 static int test_sendfile_tcp(const void *arg, char *why)
 {
 	static unsigned char buf[CHUNK_MAX];
-	int sv[2], err = sock_pair(1, sv), ret = FZ_PASS;
+	int sv[2], err = fz_sock_pair(1, sv), ret = FZ_PASS;
 	ssize_t r;
 
 	(void)arg;
@@ -566,21 +537,6 @@ static void consumer_tests(const char *suffix)
 		       steps[i], suffix);
 }
 
-/* Load the module from FZ_KO with @params; 0 or -errno. */
-static int load(const char *params)
-{
-	const char *ko = getenv("FZ_KO");
-	int fd, ret = 0;
-
-	fd = open(ko && *ko ? ko : "/fastzero.ko", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, params, 0))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /* Reload the module with @params and reopen the device; 0 or -errno. */
 static int reload(const char *params)
 {
@@ -589,7 +545,7 @@ static int reload(const char *params)
 	close(dev);
 	if (fz_delete_module("fastzero", 0))
 		return -errno;
-	err = load(params);
+	err = fz_load_module(params);
 	if (err)
 		return err;
 	dev = open(fz_dev_path, O_RDWR);

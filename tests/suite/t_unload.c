@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,20 +35,6 @@
 #define RACERS		2
 
 static const char *ko_path;
-
-/* Load the module with @params: 0, or -errno. */
-static int load(const char *params)
-{
-	int fd = open(ko_path, O_RDONLY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, params, 0))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 static int loaded(void)
 {
@@ -111,36 +96,6 @@ static int drain_zeros(int fd, size_t n, char *why)
 	if (ioctl(fd, FIONREAD, &left) == 0 && left)
 		return fz_fail(why, "%d bytes more than were spliced", left);
 	return check_zero(buf, n, why) ? FZ_FAIL : FZ_PASS;
-}
-
-/* A connected stream pair: AF_UNIX, or TCP over loopback; 0 or -errno. */
-static int stream_pair(int tcp, int sv[2])
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t alen = sizeof(a);
-	int l, err;
-
-	if (!tcp)
-		return socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ? -errno : 0;
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0)
-		return -errno;
-	if (bind(l, (void *)&a, alen) || listen(l, 1) ||
-	    getsockname(l, (void *)&a, &alen))
-		goto err;
-	sv[1] = socket(AF_INET, SOCK_STREAM, 0);
-	if (sv[1] < 0 || connect(sv[1], (void *)&a, alen))
-		goto err;
-	sv[0] = accept(l, NULL, NULL);
-	if (sv[0] < 0)
-		goto err;
-	close(l);
-	return 0;
-err:
-	err = -errno;
-	close(l);
-	return err;
 }
 
 /* Send @fd over the AF_UNIX socket @sock (SCM_RIGHTS); 0 or -1. */
@@ -219,7 +174,7 @@ static int drain(enum drain d, int rd, char *why)
 		return ret;
 	case D_UNIX:
 	case D_TCP:
-		err = stream_pair(d == D_TCP, q);
+		err = fz_sock_pair(d == D_TCP, q);
 		if (err)
 			return fz_fail(why, "socket pair: %s", strerror(-err));
 		for (n = 0, ret = 0; n < (ssize_t)SPLICED && ret >= 0; n += ret)
@@ -248,7 +203,7 @@ static int test_splice_outlives(const void *arg, char *why)
 	pid_t child = -1;
 	ssize_t a, b;
 
-	if (!loaded() && (err = load("")))
+	if (!loaded() && (err = fz_load_module("")))
 		return fz_fail(why, "insmod: %s", strerror(-err));
 	fd = open(fz_dev_path, O_RDONLY);
 	if (fd < 0)
@@ -348,7 +303,7 @@ static int test_gone(const void *arg, char *why)
 /* A load with @arg as its parameters must fail and leave nothing loaded. */
 static int test_bad_param(const void *arg, char *why)
 {
-	int err = load(arg);
+	int err = fz_load_module(arg);
 
 	if (!err) {
 		fz_delete_module("fastzero", O_NONBLOCK);
@@ -374,7 +329,7 @@ static int test_good_params(const void *arg, char *why)
 		{ "nt_threshold_reason", "set by parameter" },
 	};
 	char path[256], val[64];
-	int err = load("chunk_size=65536 shared_huge=never force_variant=unrolled erms_threshold=1024 nt_threshold=0");
+	int err = fz_load_module("chunk_size=65536 shared_huge=never force_variant=unrolled erms_threshold=1024 nt_threshold=0");
 	int ret = FZ_PASS;
 	size_t i;
 
@@ -461,7 +416,7 @@ static int test_reload_races(const void *arg, char *why)
 
 	(void)arg;
 	for (i = 0; i < RELOADS && ret == FZ_PASS; i++) {
-		err = load("");
+		err = fz_load_module("");
 		if (err)
 			return fz_fail(why, "reload %d: insmod: %s", i, strerror(-err));
 		memset(r, 0, sizeof(r));
@@ -517,7 +472,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < FZ_ARRAY_SIZE(drains); i++)
 		fz_run(test_splice_outlives, &drains[i].d,
 		       "rmmod_with_spliced_pipe_then_%s", drains[i].name);
-	if (!loaded() && load(""))
+	if (!loaded() && fz_load_module(""))
 		fz_diag("  reload after the splice tests failed");
 	fz_run(test_unload_mapped, NULL, "rmmod_succeeds_under_shared_mapping");
 	fz_run(test_gone, fz_dev_path, "device_node_gone");
