@@ -2,7 +2,8 @@
 # check.sh: what `make check` runs: build fastzero for every kernel, boot each kernel x CPU model in QEMU with the suite, count results.
 #
 # Env knobs:
-#   FZ_KERNELS     kernel ids (default "6.1 6.12 7 newest", "none": no
+#   FZ_KERNELS     kernel ids (default "6.1 6.12 7 newest": 7 is sid's own
+#                  kernel, not experimental's; "none": no
 #                  matrix, the other tiers only); every one is
 #                  required: one that cannot be fetched/built counts as a
 #                  failure.  "newest" is the newest kernel in sid or

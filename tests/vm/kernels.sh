@@ -4,8 +4,9 @@
 # Usage (standalone): tests/vm/kernels.sh <id>   -> prints KID=, KVER=, VMLINUZ=, KDIR=, FZ_CHROOT=
 # Usage (sourced):    fz_kernel_resolve <id>     -> sets/exports those variables
 #
-# Kernel ids with major >= FZ_SID_MIN_MAJOR (default 7), and "newest" (the
-# newest version in sid or experimental), come from Debian sid and
+# Kernel ids with major >= FZ_SID_MIN_MAJOR (default 7: sid's own kernel, the
+# one its linux-image-amd64 installs), and "newest" (the newest version in
+# sid or experimental), come from Debian sid and
 # are built inside a cached sid chroot ($FZ_CACHE/sid/root, FZ_CHROOT is set and
 # KDIR is a path inside it); older ids come from the host's bookworm sources
 # (FZ_CHROOT is empty, headers go to /usr/src via apt). The newest version that has
@@ -135,12 +136,21 @@ fz_image_pkg() {
 	return 1
 }
 
-# fz_find_version WHERE ID: newest version with both headers and an image package.
+# fz_in_sid VER: sid itself (not only experimental) has VER's headers:
+# what a sid user's linux-image-amd64 installs (experimental's packages
+# are NotAutomatic: apt installs them only when named).
+fz_in_sid() {
+	fz_sid_run apt-cache policy "linux-headers-$1" | grep -qE '^ +[0-9]+ .* sid/'
+}
+
+# fz_find_version WHERE ID: newest version with both headers and an image
+# package; for a sid id other than "newest", one that sid itself ships.
 fz_find_version() {
 	local where=$1 re v
 	re=$(fz_version_regex "$2")
 	while read -r v; do
 		[[ -n $v ]] || continue
+		[[ $where != sid || $2 == newest ]] || fz_in_sid "$v" || continue
 		if fz_image_pkg "$where" "$v" >/dev/null; then
 			echo "$v"
 			return 0
@@ -366,6 +376,10 @@ fz_kernel_resolve() {
 		fz_sid_apt_update
 	fi
 	[[ -s $envf && -z ${FZ_REFRESH:-} ]] && ver=$(sed -n 's/^KVER=//p' "$envf")
+	# a sid id remembered as an experimental kernel (before ids meant sid's own)
+	if [[ -n $ver && $where == sid && $id != newest ]] && ! fz_in_sid "$ver"; then
+		ver=''
+	fi
 	if [[ -n $ver ]] && ! fz_fetch "$where" "$ver"; then
 		fz_log "cached kernel $ver for id $id is no longer obtainable; resolving again"
 		ver=''
