@@ -36,7 +36,7 @@ static_assert(FZ_EXTENT_ALIGN == PAGE_SIZE);
  * @why: if not NULL, set to how the extents are sized
  *
  * Return: chunk_size if set, else FZ_EXTENT_FIRST: later extents of a read
- * follow its own measured rate (fz_extent_next()).
+ * follow its own measured rate (fz_extent_end()).
  */
 size_t fz_read_extent(const char **why)
 {

@@ -38,7 +38,7 @@
  * PIPE_BUF_FLAG_CAN_MERGE clear, so write(2) to the pipe starts a new
  * buffer instead of appending to one of these.
  *
- * Size.  Each buffer covers up to fz_zero_unit bytes: 4 KiB, or with
+ * Size.  Each buffer covers up to the lent page's size: 4 KiB, or with
  * splice_huge=1 the 2 MiB compound page when it could be allocated (every
  * consumer handles a buffer longer than a page on a compound page, as
  * skb_splice_bits() already makes them: README, "splice").
@@ -52,9 +52,11 @@
 static struct page *fz_zero_page;	/* one zeroed 4 KiB page */
 static struct page *fz_zero_huge;	/* a zeroed 2 MiB compound page, or NULL */
 
-/* The page splice_read() lends, and the bytes one buffer of it covers. */
-static struct page *fz_zero_lent;
-static size_t fz_zero_unit;
+/* The page splice_read() lends: one buffer covers up to all of it. */
+static struct page *fz_zero_lent(void)
+{
+	return fz_zero_huge ?: fz_zero_page;
+}
 
 /*
  * References fz_splice_read() stops taking at, far below the overflow
@@ -79,8 +81,6 @@ int fz_splice_init(bool huge)
 		fz_zero_huge = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_COMP |
 					   __GFP_NOWARN | __GFP_NORETRY,
 					   get_order(SZ_2M));
-	fz_zero_lent = fz_zero_huge ?: fz_zero_page;
-	fz_zero_unit = page_size(fz_zero_lent);
 	return 0;
 }
 
@@ -98,7 +98,7 @@ void fz_splice_exit(void)
 /* Bytes one pipe buffer of fz_splice_read() carries at most. */
 size_t fz_splice_unit(void)
 {
-	return fz_zero_unit;
+	return page_size(fz_zero_lent());
 }
 
 /* Called by splice_to_pipe() for the references it did not place. */
@@ -111,7 +111,8 @@ ssize_t fz_splice_read(struct file *in, loff_t *ppos,
 		       struct pipe_inode_info *pipe, size_t len,
 		       unsigned int flags)
 {
-	struct page *page = fz_zero_lent;
+	struct page *page = fz_zero_lent();
+	size_t unit = page_size(page);
 	struct partial_page partial[PIPE_DEF_BUFFERS];
 	struct page *pages[PIPE_DEF_BUFFERS];
 	struct splice_pipe_desc spd = {
@@ -126,7 +127,7 @@ ssize_t fz_splice_read(struct file *in, loff_t *ppos,
 	while (len) {
 		for (spd.nr_pages = 0; spd.nr_pages < PIPE_DEF_BUFFERS && len;
 		     spd.nr_pages++) {
-			size_t n = min(len, fz_zero_unit);
+			size_t n = min(len, unit);
 
 			pages[spd.nr_pages] = page;
 			partial[spd.nr_pages] = (struct partial_page){ .len = n };
