@@ -842,3 +842,21 @@ long fz_smaps_kb(const void *p, size_t len, const char *key)
 	fclose(f);
 	return kb;
 }
+
+int fz_memcg_limit(const char *path, unsigned long max, const char *swap_max,
+		   char *why)
+{
+	char file[256], val[32];
+	int ret;
+
+	snprintf(file, sizeof(file), "%s/memory.max", path);
+	snprintf(val, sizeof(val), "%lu", max);
+	ret = fz_write_file(file, val);
+	if (ret)
+		return fz_fail(why, "cannot set memory.max: %s", strerror(-ret));
+	snprintf(file, sizeof(file), "%s/memory.swap.max", path);
+	ret = fz_write_file(file, swap_max);
+	if (ret && ret != -ENOENT)
+		return fz_fail(why, "cannot set memory.swap.max: %s", strerror(-ret));
+	return FZ_PASS;
+}

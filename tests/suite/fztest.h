@@ -247,6 +247,13 @@ void fz_kmsg(const char *what);
  * kernel has no cgroup2 or no memory controller, else FZ_FAIL.
  */
 int fz_memcg_create(const char *path, char *why);
+/*
+ * memory.max = @max bytes and memory.swap.max = @swap_max in the cgroup at
+ * @path (no memory.swap.max file: swap is not accounted, tolerated):
+ * FZ_PASS, or FZ_FAIL with the reason.
+ */
+int fz_memcg_limit(const char *path, unsigned long max, const char *swap_max,
+		   char *why);
 
 #define FZ_PARAMS	"/sys/module/fastzero/parameters"
 

@@ -100,20 +100,15 @@ static int test_charged(const void *arg, char *why)
 static int test_over_limit(const void *arg, char *why)
 {
 	int fd = *(const int *)arg;
-	char limit[32];
 	long charged, ooms;
 	int status, ret = cg_setup(why);
 
 	if (ret != FZ_PASS)
 		return ret;
-	snprintf(limit, sizeof(limit), "%lu", LIMIT);
-	ret = fz_write_file(CG_TEST "/memory.max", limit);
-	if (ret)
-		return fz_fail(why, "cannot set memory.max: %s", strerror(-ret));
 	/* t_swap left swap on: none for this cgroup (no file: not accounted). */
-	ret = fz_write_file(CG_TEST "/memory.swap.max", "0");
-	if (ret && ret != -ENOENT)
-		return fz_fail(why, "cannot set memory.swap.max: %s", strerror(-ret));
+	ret = fz_memcg_limit(CG_TEST, LIMIT, "0", why);
+	if (ret != FZ_PASS)
+		return ret;
 	ooms = fz_file_long(CG_TEST "/memory.events", "oom_kill ");
 	fz_kmsg("expected-oom-begin");
 	status = run_child(fd, OVER_LEN, &charged);

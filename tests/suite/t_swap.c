@@ -212,7 +212,6 @@ static void pressure_child(int fd, int flags)
 static int test_pressure(const void *arg, char *why)
 {
 	const struct swap_case *c = arg;
-	char limit[32];
 	long before, after;
 	int status, ret = need_swap(why);
 	pid_t pid;
@@ -222,14 +221,10 @@ static int test_pressure(const void *arg, char *why)
 	ret = fz_memcg_create(CG_TEST, why);
 	if (ret != FZ_PASS)
 		return ret;
-	snprintf(limit, sizeof(limit), "%lu", CG_LIMIT);
-	ret = fz_write_file(CG_TEST "/memory.max", limit);
-	if (ret)
-		return fz_fail(why, "cannot set memory.max: %s", strerror(-ret));
 	/* No memory.swap.max (swapaccount=0): swap is not limited anyway. */
-	ret = fz_write_file(CG_TEST "/memory.swap.max", "max");
-	if (ret && ret != -ENOENT)
-		return fz_fail(why, "cannot set memory.swap.max: %s", strerror(-ret));
+	ret = fz_memcg_limit(CG_TEST, CG_LIMIT, "max", why);
+	if (ret != FZ_PASS)
+		return ret;
 	before = fz_file_long("/proc/vmstat", "pswpout ");
 	pid = fork();
 	if (pid == 0)
