@@ -12,7 +12,7 @@
  * mount option is the whole difference: every 2 MiB of the object that lies
  * within its size is a transparent huge page, allocated, cleared and mapped
  * with one PMD on its first fault, instead of 512 faults on 4 KiB pages
- * (mappings at offset 0; see fz_shmem_mnt() for the others).
+ * (where none can straddle the object's end: fz_shared_huge_ok()).
  * Everything else is shmem's, so the memory is accounted and bounded like
  * /dev/zero's: commit-charged unless MAP_NORESERVE (refused under
  * overcommit_memory=2), charged to the faulting task's memory cgroup,
@@ -58,7 +58,7 @@ int fz_shared_huge = FZ_SHARED_HUGE_WITHIN_SIZE;
 
 /*
  * The mounts behind MAP_SHARED: [0] has the shared_huge policy, [1] is
- * huge=never, for mappings at a non-zero offset (see fz_shmem_mnt()).
+ * huge=never, for mappings that fz_shared_huge_ok() refuses.
  */
 static struct vfsmount *fz_shm_mnt[2];
 
@@ -110,19 +110,37 @@ void fz_shmem_unmount(void)
 	kern_unmount(fz_shm_mnt[0]);
 }
 
-/*
- * A mapping at a non-zero file offset extends past the end of its object
- * (sized by the mapping, as /dev/zero's), and every access there must
- * SIGBUS.  A huge page may lie inside the VMA but straddle that end: 7.x
- * lets one in for anonymous-shmem VMAs whenever any smaller order fits
- * within i_size (shmem_allowable_huge_orders() adds the "inherit" orders),
- * and the SIGBUS then moves from the object's end to the huge page's.  Such
- * mappings take 4 KiB pages, as /dev/zero's always do; offset-0 mappings
- * cannot straddle (a huge page must fit in the VMA).
+/**
+ * fz_shared_huge_ok() - whether a shared mapping may take huge pages
+ * @pgoff: the mapping's file offset, in pages
+ * @len: its length, which is the size of its object
+ *
+ * Every access past the object's end must SIGBUS, as /dev/zero's does, and
+ * a huge page that straddles the end would move that to the huge page's
+ * end.  The VMA runs past the end from the start when it maps the object
+ * at an offset, and after mremap() grows it otherwise.  An object of whole
+ * huge pages mapped from offset 0 cannot have one straddle; in any other,
+ * huge=within_size is the one policy that keeps them inside, and only up
+ * to 6.13 (FZ_SHMEM_WITHIN_SIZE_EXACT).  Mappings at an offset take 4 KiB
+ * pages on every kernel: fz_get_unmapped_area() does not align them.  The
+ * others take 4 KiB pages from the huge=never mount, as /dev/zero's do.
+ *
+ * Return: true if the mapping may use the shared_huge mount.
  */
+static bool fz_shared_huge_ok(unsigned long pgoff, unsigned long len)
+{
+	if (fz_shared_huge == FZ_SHARED_HUGE_NEVER || pgoff)
+		return false;
+	if (IS_ALIGNED(len, PMD_SIZE))
+		return true;
+	return fz_shared_huge == FZ_SHARED_HUGE_WITHIN_SIZE &&
+	       FZ_SHMEM_WITHIN_SIZE_EXACT;
+}
+
 static struct vfsmount *fz_shmem_mnt(const struct vm_area_struct *vma)
 {
-	return fz_shm_mnt[vma->vm_pgoff != 0];
+	return fz_shm_mnt[!fz_shared_huge_ok(vma->vm_pgoff,
+					     vma->vm_end - vma->vm_start)];
 }
 
 /*
@@ -160,8 +178,8 @@ int fz_mmap(struct file *file, struct vm_area_struct *vma)
 
 /*
  * Place a mapping so that its huge pages can be mapped with PMDs: at a
- * PMD-aligned address.  Shared mappings qualify when they have huge pages
- * (offset 0, a huge= policy, 2 MiB or more: a shmem huge page covers an
+ * PMD-aligned address.  Shared mappings qualify when they can have huge
+ * pages (2 MiB or more, fz_shared_huge_ok(): a shmem huge page covers an
  * aligned range of file offsets, as in shmem_get_unmapped_area()).
  * Private mappings are aligned only when their length is a multiple of
  * PMD_SIZE, as the kernel does for anonymous memory since d4148aeab412
@@ -183,8 +201,7 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 	if (!IS_ENABLED(CONFIG_64BIT) || in_compat_syscall())
 		goto plain;
 	if (flags & MAP_SHARED) {
-		if (fz_shared_huge == FZ_SHARED_HUGE_NEVER || pgoff ||
-		    len < PMD_SIZE)
+		if (len < PMD_SIZE || !fz_shared_huge_ok(pgoff, len))
 			goto plain;
 	} else if (!IS_ALIGNED(len, PMD_SIZE)) {
 		goto plain;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -651,6 +652,39 @@ static long o_shared_offset_tail(const char *path, int shared)
 	return off;
 }
 
+/*
+ * A 3 MiB + 64 KiB object, grown by mremap() to 4 MiB at a 2 MiB-aligned
+ * address: the VMA now holds all of the object's 2..4 MiB range, which
+ * straddles its end.  Store page by page from 2 MiB: the offset of the
+ * first page that signals, or -errno.
+ */
+static long o_shared_grown_tail(const char *path, int shared)
+{
+	const size_t len = 3 * FZ_MiB + 64 * FZ_KiB, nlen = 4 * FZ_MiB;
+	const size_t room = nlen + 2 * FZ_MiB;
+	unsigned char *at, *p, *q;
+	long ret;
+
+	at = mmap(NULL, room, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		  MAP_NORESERVE, -1, 0);
+	if (at == MAP_FAILED)
+		return -errno;
+	p = map_rw(path, len, shared);
+	q = p ? mremap(p, len, nlen, MREMAP_MAYMOVE | MREMAP_FIXED,
+		       at + (-(uintptr_t)at & (2 * FZ_MiB - 1))) : MAP_FAILED;
+	if (q == MAP_FAILED) {
+		ret = -errno;
+		if (p)
+			munmap(p, len);
+	} else {
+		for (ret = 2 * FZ_MiB; ret < (long)nlen; ret += PG)
+			if (fz_probe(q + ret, 1))
+				break;
+	}
+	munmap(at, room);	/* q lies inside */
+	return ret;
+}
+
 static long o_zero_len(const char *path, int shared)
 {
 	return map_path(path, 0, PROT_READ, shared ? MAP_SHARED : MAP_PRIVATE,
@@ -743,6 +777,7 @@ static const struct outcome_case outcome_cases[] = {
 	{ "shared_madv_dontneed_keeps_data", o_madv_dontneed, 1 },
 	{ "shared_offset_1MiB", o_shared_offset, 1 },
 	{ "shared_offset_2MiB_sigbus_from_object_end", o_shared_offset_tail, 1 },
+	{ "shared_mremap_grown_over_2MiB_sigbus_from_object_end", o_shared_grown_tail, 1 },
 	{ "private_zero_len_einval", o_zero_len, 0 },
 	{ "shared_zero_len_einval", o_zero_len, 1 },
 	{ "private_unaligned_offset", o_unaligned_offset, 0 },
