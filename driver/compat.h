@@ -14,7 +14,6 @@
 #include <linux/splice.h>
 #include <linux/string.h>
 #include <linux/uio.h>
-#include <linux/version.h>
 #include <asm/cpufeatures.h>
 #include <asm/page.h>
 #include <asm/processor.h>
@@ -92,21 +91,6 @@ static inline struct file *fz_shmem_file(struct vfsmount *mnt,
 #else
 #define FZ_VM_SHMEM		VM_SHARED
 #endif
-
-/*
- * Whether tmpfs's huge=within_size keeps every huge page of an object within
- * its size when the VMA extends past it.  Up to 6.13 it allows a huge page
- * only where the whole PMD-sized range fits (shmem_huge_global_enabled()).
- * 6.14's tmpfs large folios made that function return a mask of orders
- * (736bbc68255f, "mm: shmem: change shmem_huge_global_enabled() to return
- * huge order bitmap"), and for an anonymous-shmem VMA
- * shmem_allowable_huge_orders() then adds the "inherit" orders, PMD by
- * default, whenever any smaller order fits: a huge page may straddle
- * i_size.  The change lives in mm/shmem.c, which no header shows, so the
- * version decides.
- */
-#define FZ_SHMEM_WITHIN_SIZE_EXACT \
-	(LINUX_VERSION_CODE < KERNEL_VERSION(6, 14, 0))
 
 static inline int fz_fc_parse(struct fs_context *fc, const char *key,
 			      const char *val)

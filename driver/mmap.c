@@ -119,22 +119,21 @@ void fz_shmem_unmount(void)
  * a huge page that straddles the end would move that to the huge page's
  * end.  The VMA runs past the end from the start when it maps the object
  * at an offset, and after mremap() grows it otherwise.  An object of whole
- * huge pages mapped from offset 0 cannot have one straddle; in any other,
- * huge=within_size is the one policy that keeps them inside, and only up
- * to 6.13 (FZ_SHMEM_WITHIN_SIZE_EXACT).  Mappings at an offset take 4 KiB
- * pages on every kernel: fz_get_unmapped_area() does not align them.  The
- * others take 4 KiB pages from the huge=never mount, as /dev/zero's do.
+ * huge pages mapped from offset 0 cannot have one straddle.  In any other,
+ * only huge=within_size could keep them inside, and it does so only up to
+ * 6.13: from 6.14 (tmpfs large folios, 736bbc68255f "mm: shmem: change
+ * shmem_huge_global_enabled() to return huge order bitmap")
+ * shmem_allowable_huge_orders() adds the "inherit" orders, PMD by default,
+ * to an anonymous-shmem VMA whenever any smaller order fits within i_size.
+ * So on every kernel the others take 4 KiB pages from the huge=never
+ * mount, as /dev/zero's do.
  *
  * Return: true if the mapping may use the shared_huge mount.
  */
 static bool fz_shared_huge_ok(unsigned long pgoff, unsigned long len)
 {
-	if (fz_shared_huge == FZ_SHARED_HUGE_NEVER || pgoff)
-		return false;
-	if (IS_ALIGNED(len, PMD_SIZE))
-		return true;
-	return fz_shared_huge == FZ_SHARED_HUGE_WITHIN_SIZE &&
-	       FZ_SHMEM_WITHIN_SIZE_EXACT;
+	return fz_shared_huge != FZ_SHARED_HUGE_NEVER && !pgoff &&
+	       IS_ALIGNED(len, PMD_SIZE);
 }
 
 static struct vfsmount *fz_shmem_mnt(const struct vm_area_struct *vma)

@@ -679,16 +679,6 @@ static void probe_handler(int sig)
 	siglongjmp(probe_env, sig);
 }
 
-int fz_kernel_at_least(int major, int minor)
-{
-	struct utsname u;
-	int ma = 0, mi = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
-		return 0;
-	return ma > major || (ma == major && mi >= minor);
-}
-
 int fz_probe(volatile unsigned char *p, int write)
 {
 	struct sigaction sa = { .sa_handler = probe_handler }, osegv, obus;

@@ -208,9 +208,6 @@ int fz_sock_pair(int tcp, int sv[2]);
 /* Run @fn in a child; returns 0 on normal exit 0, else the signal or 256+code. */
 int fz_in_child(void (*fn)(void *), void *arg);
 
-/* Whether the running kernel is @major.@minor or newer. */
-int fz_kernel_at_least(int major, int minor);
-
 /* 0 if *p can be read (and written when @write), else the signal number. */
 int fz_probe(volatile unsigned char *p, int write);
 

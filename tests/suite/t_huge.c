@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * t_huge - what fastzero adds to /dev/zero's MAP_SHARED memory: huge pages.
- * Every 2 MiB of a shared object that lies within its size is a shmem
- * transparent huge page, mapped with one PMD on its first fault; the tail
- * that does not fill 2 MiB (from 6.14 the whole of such an object) and
- * mappings with MADV_NOHUGEPAGE use 4 KiB pages; racing first touches share one page; splitting one by
+ * Every 2 MiB of a shared object of whole 2 MiB huge pages is a shmem
+ * transparent huge page, mapped with one PMD on its first fault; objects of
+ * any other size and mappings with MADV_NOHUGEPAGE use 4 KiB pages; racing first touches share one page; splitting one by
  * MADV_REMOVE of 4 KiB behaves as /dev/zero's; shmem_enabled=deny turns
  * them off.  Private mappings get huge pages when /dev/zero's do, under
  * each transparent_hugepage/enabled mode.  Seen through /proc/meminfo,
@@ -131,16 +130,14 @@ static int huge_growth(size_t len, int advice, long want_kb, char *why)
 }
 
 /*
- * huge=within_size: 3 MiB is one huge page and 256 small ones, up to 6.13.
- * From 6.14 within_size can let a huge page straddle the object's end once
- * mremap() grows the VMA, so fastzero gives such objects 4 KiB pages, as
- * /dev/zero's (fz_shared_huge_ok() in driver/mmap.c).
+ * 3 MiB takes 4 KiB pages, as /dev/zero's: a huge page over its 2..4 MiB
+ * could straddle the object's end once mremap() grows the VMA (from 6.14
+ * even huge=within_size lets one in; fz_shared_huge_ok() in driver/mmap.c).
  */
-static int test_within_size(const void *arg, char *why)
+static int test_odd_size(const void *arg, char *why)
 {
 	(void)arg;
-	return huge_growth(3 * FZ_MiB, 0,
-			   fz_kernel_at_least(6, 14) ? 0 : PMD_LEN / FZ_KiB, why);
+	return huge_growth(3 * FZ_MiB, 0, 0, why);
 }
 
 /* A whole number of huge pages: 4 MiB is two, on every kernel. */
@@ -375,7 +372,7 @@ int main(int argc, char **argv)
 	}
 	fz_run(test_one_fault_per_2m, NULL, "shared_first_touch_one_fault_per_2MiB");
 	fz_run(test_whole_huge_pages, NULL, "shared_4MiB_is_two_huge_pages");
-	fz_run(test_within_size, NULL, "shared_3MiB_huge_pages_within_size");
+	fz_run(test_odd_size, NULL, "shared_3MiB_takes_4KiB_pages");
 	fz_run(test_nohugepage, NULL, "shared_madv_nohugepage_honoured");
 	fz_run(test_racing_first_touch, NULL, "shared_8_threads_racing_first_touch");
 	fz_run(test_remove_4k, NULL, "shared_madv_remove_4KiB_inside_huge_page");
