@@ -10,7 +10,9 @@
 # .buildinfo and .changes go to build/deb/ (FZ_DEB_OUT), with build.log and
 # lintian.txt.  lintian -I (errors, warnings and info) runs on every .deb;
 # an error fails the build.  As root, installs build-essential, debhelper,
-# dh-dkms, help2man and lintian when missing.
+# dh-dkms, help2man and lintian when missing.  FZ_DEB_VERSION=V packages the
+# tree as version V instead (written into the copy's dkms.conf): the Debian
+# guest builds two versions to test an upgrade.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -71,11 +73,18 @@ main() {
 	local version src f
 	version=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$REPO/dkms.conf")
 	[[ -n $version ]] || die "no PACKAGE_VERSION in dkms.conf"
+	[[ ${FZ_DEB_VERSION:-$version} =~ ^[0-9][A-Za-z0-9.+~]*$ ]] ||
+		die "FZ_DEB_VERSION '$FZ_DEB_VERSION' is not a Debian version"
 	need_pkgs
 	rm -rf "$OUT"
-	src=$OUT/src/fastzero-$version
+	src=$OUT/src/fastzero-${FZ_DEB_VERSION:-$version}
 	mkdir -p "$src"
 	copy_tree "$src"
+	if [[ -n ${FZ_DEB_VERSION:-} && $FZ_DEB_VERSION != "$version" ]]; then
+		# a test package (the Debian guest's upgrade): the copy's one source
+		sed -i "s/^PACKAGE_VERSION=.*/PACKAGE_VERSION=\"$FZ_DEB_VERSION\"/" "$src/dkms.conf"
+		version=$FZ_DEB_VERSION
+	fi
 	changelog "$version" >"$src/debian/changelog"
 	say "dpkg-buildpackage -us -uc -b in $src (log: $OUT/build.log)"
 	if ! (cd "$src" && nice dpkg-buildpackage -us -uc -b) >"$OUT/build.log" 2>&1; then

@@ -32,8 +32,9 @@ DG_MEM=${FZ_DG_MEM:-3G}
 DG_CPU=${FZ_DG_CPU:-max,-erms}
 DG_DEBS=/opt/fz-debs	# in the guest: the second kernel's headers
 # dwarves: pahole, which Kbuild runs on every module for 6.12's BTF (README).
+# pv, stress-ng, python3: unmodified clients of /dev/zero for fastzero-run.
 DG_PKGS=(systemd-sysv udev kmod initramfs-tools sudo gcc make libc6-dev dkms openssl
-	dwarves fio gnuplot-nox jq procps)
+	dwarves fio gnuplot-nox jq procps pv stress-ng python3)
 
 # ---------- host: image ----------
 
@@ -190,6 +191,20 @@ dg_host_checks() {
 	tap $? "host: make bench as non-root: one line, non-zero exit"
 }
 
+# dg_debs DIR: make deb of the tree as its version (DIR/a) and as the next
+# one (DIR/b), for the guest's install, upgrade and purge steps.
+dg_debs() {
+	local v log=$DG_DIR/run/make-deb.log
+	v=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$FZ_REPO/dkms.conf")
+	if FZ_DEB_OUT=$1/a "$FZ_REPO/debian/make-deb.sh" >"$log" 2>&1 &&
+		FZ_DEB_VERSION=$v+up1 FZ_DEB_OUT=$1/b "$FZ_REPO/debian/make-deb.sh" >>"$log" 2>&1; then
+		rm -f "$1"/?/*-dbgsym_*.deb
+		tap 0 "host: make deb: fastzero-dkms and fastzero-tools $v, and $v+up1 for the upgrade"
+	else
+		tap 1 "host: make deb: fastzero-dkms and fastzero-tools $v, and $v+up1" "log: $log"
+	fi
+}
+
 # ---------- host: boot ----------
 
 dg_boot() {	# dg_boot N: boot the run's disks, serial log to logs/bootN.log
@@ -231,6 +246,7 @@ dg_main() {
 	tap 0 "Debian guest image built ($(cut -d' ' -f2-3 "$DG_DIR/image.id"))"
 	dg_host_checks
 	dg_stage "$DG_DIR/run/src" || { tap 1 "checkout staged for the guest"; return 1; }
+	dg_debs "$DG_DIR/run/src/fz-debs"
 	rm -f "$DG_DIR/run/src.img" "$DG_DIR/run/root.qcow2"
 	if ! mkfs.ext4 -q -F -L fzsrc -d "$DG_DIR/run/src" "$DG_DIR/run/src.img" 1G ||
 		! qemu-img create -q -f qcow2 -b "$DG_DIR/root.img" -F raw "$DG_DIR/run/root.qcow2"; then
@@ -420,8 +436,186 @@ g_stage2() {
 	g_check "make bench QUICK=1 ran in native mode" grep -q 'MODE: NATIVE' <<<"$out"
 	g_check "make bench QUICK=1 wrote its CSV" bash -c 'ls results/*-native.csv'
 	g_check "make bench left the module unloaded" bash -c '! [[ -e /sys/module/fastzero ]]'
+	g_packages
 	echo "FZG: done"
 	systemctl --no-block poweroff
+}
+
+# ---------- guest: the Debian packages (/src/fz-debs/{a,b}: dg_debs) ----------
+
+G_STATS=/sys/class/misc/fastzero/stats
+G_GO=/tmp/fz-go
+
+g_stat() { cat "$G_STATS/$1" 2>/dev/null || echo 0; }
+
+# g_fs_snapshot: every file and link a package could leave behind, one per
+# line: not the volatile trees, dpkg's and apt's records, depmod's indexes.
+g_fs_snapshot() {
+	find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp \
+		-o -path /src -o -path /root -o -path /var/log -o -path /var/cache \
+		-o -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/systemd \
+		-o -path "$G_STATE" \) -prune -o \( -type f -o -type l \) -print 2>/dev/null |
+		grep -v -e '/modules/[^/]*/modules\.[a-z.]*$' -e '/__pycache__/' | sort
+}
+
+# g_dkms_has VERSION KVER: DKMS has fastzero VERSION installed for KVER.
+g_dkms_has() { dkms status fastzero | grep -q "^fastzero/$1, $2, x86_64: installed"; }
+
+# g_via NAME STAT MIN CMD: one step; CMD succeeds and the device's counter
+# STAT grew by at least MIN: what CMD read came through fastzero.
+g_via() {
+	local name=$1 stat=$2 min=$3 c0 rc=0
+	shift 3
+	c0=$(g_stat "$stat")
+	bash -c "$*" || rc=$?
+	g_note "$name: exit $rc, $stat +$(($(g_stat "$stat") - c0))"
+	g_check "$name" test "$rc" = 0 -a "$(($(g_stat "$stat") - c0))" -ge "$min"
+}
+
+# The holders an upgrade finds: each checks its zeros, says it is ready,
+# and checks again when its fifo $G_GO/NAME is written to; exit 0 if both
+# checks passed.  fd: an open descriptor; shared: a shared mapping with a
+# page written; pipe: spliced zeros waiting in a pipe (pv, which splices,
+# writes them; nothing reads them before the upgrade).
+G_HOLDER='
+import mmap, os, sys
+kind, go, n = sys.argv[1], sys.argv[2], 1 << 20
+if kind == "fd":
+    fd = os.open("/dev/fastzero", os.O_RDONLY)
+    check = lambda: os.read(fd, n) == bytes(n)
+elif kind == "shared":
+    fd = os.open("/dev/fastzero", os.O_RDWR)
+    m = mmap.mmap(fd, 4 * n, mmap.MAP_SHARED)
+    os.close(fd)
+    m[:n] = b"Z" * n
+    check = lambda: m[:n] == b"Z" * n and m[n:] == bytes(3 * n)
+else:
+    check = lambda: sys.stdin.buffer.read(64 * n) == bytes(64 * n)
+ok = kind == "pipe" or check()
+open(go + ".ready", "w").close()
+open(go).read()
+sys.exit(0 if ok and check() else 1)
+'
+
+# g_holders_wait: write every holder's fifo, wait for it: 0 if all passed.
+g_holders_wait() {
+	local k rc=0 left
+	for k in fd shared pipe; do
+		# a holder that died has no reader on its fifo: do not block on it
+		# shellcheck disable=SC2016 # $1 is the inner shell's
+		timeout 30 sh -c 'echo >"$1"' _ "$G_GO/$k"
+		wait "${G_HOLDER_PID[$k]}" || { rc=1; g_note "holder $k failed"; }
+	done
+	mapfile -t left < <(jobs -p)
+	((${#left[@]} == 0)) || kill "${left[@]}" 2>/dev/null
+	wait
+	return "$rc"
+}
+
+g_holders_ready() {
+	for _ in $(seq 120); do
+		[[ -e $G_GO/fd.ready && -e $G_GO/shared.ready && -e $G_GO/pipe.ready ]] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+# g_unit_run UNIT: start the oneshot unit; its output file's lines.
+g_unit_run() { rm -f /run/fz-zero-demo; systemctl start "$1" && cat /run/fz-zero-demo; }
+
+g_packages() {
+	local a=/src/fz-debs/a b=/src/fz-debs/b v v2 k1 k2 out f zsum
+	local -A G_HOLDER_PID
+	export -f g_dev_ok g_dkms_has g_unit_run
+	k1=$(uname -r)
+	f=$(compgen -G "$DG_DEBS/linux-headers-*-amd64_*.deb" | head -n1)
+	k2=$(basename "$f" | sed 's/^linux-headers-//; s/_.*//')
+	v=$(dpkg-deb -f "$(compgen -G "$a/fastzero-dkms_*.deb")" Version 2>/dev/null)
+	v2=$(dpkg-deb -f "$(compgen -G "$b/fastzero-dkms_*.deb")" Version 2>/dev/null)
+	g_check "the host's .debs are here: fastzero $v, and $v2" test -n "$v" -a -n "$v2"
+	echo "fz-guest: packages-begin" >/dev/kmsg
+	g_fs_snapshot >"$G_STATE/before-deb"
+	# Only the running kernel's headers, so the second kernel's come later.
+	g_check "dpkg -r linux-headers-$k2 (put back below)" dpkg -r "linux-headers-$k2"
+	g_check "apt install ./fastzero-dkms_${v}_all.deb ./fastzero-tools_${v}_amd64.deb (offline)" \
+		apt-get install -y --no-install-recommends "$a"/fastzero-dkms_*.deb "$a"/fastzero-tools_*.deb
+	dkms status
+	g_check "the package's DKMS built and installed fastzero $v for $k1" g_dkms_has "$v" "$k1"
+	g_check "modprobe fastzero: the package's module, /dev/fastzero 0666, version $v" \
+		bash -c "modprobe fastzero && modinfo -F filename fastzero | grep -q /updates/dkms/ &&
+			[[ \$(cat /sys/module/fastzero/version) == '$v' ]] && g_dev_ok"
+	g_check "dpkg -i linux-headers-$k2: DKMS builds the package's fastzero for it too" \
+		bash -c "dpkg -i $DG_DEBS/linux-headers-${k2}_*.deb && g_dkms_has '$v' '$k2'"
+	# An upgrade while the module is in use.
+	rm -rf "$G_GO" && mkdir -p "$G_GO" && mkfifo "$G_GO/fd" "$G_GO/shared" "$G_GO/pipe"
+	python3 -c "$G_HOLDER" fd "$G_GO/fd" & G_HOLDER_PID[fd]=$!
+	python3 -c "$G_HOLDER" shared "$G_GO/shared" & G_HOLDER_PID[shared]=$!
+	pv -q /dev/fastzero | python3 -c "$G_HOLDER" pipe "$G_GO/pipe" & G_HOLDER_PID[pipe]=$!
+	g_check "three holders: /dev/fastzero open, mapped shared, spliced into a pipe" g_holders_ready
+	sleep 2
+	out=$(apt-get install -y --no-install-recommends "$b"/fastzero-dkms_*.deb "$b"/fastzero-tools_*.deb 2>&1)
+	printf '%s\n' "$out"
+	g_check "apt install of $v2 over $v, the module in use: completes" \
+		bash -c "g_dkms_has '$v2' '$k1' && ! dkms status fastzero | grep -q '^fastzero/$v,'"
+	g_check "the upgrade says $v is still loaded and how to reload" \
+		grep -q "version $v is still loaded" <<<"$out"
+	g_check "every holder still reads what it should (zeros, its own page)" g_holders_wait
+	g_check "modprobe -r; modprobe: version $v2 runs" \
+		bash -c "modprobe -r fastzero && modprobe fastzero && [[ \$(cat /sys/module/fastzero/version) == '$v2' ]]"
+	# Unmodified programs, /dev/zero by name, through fastzero-run.
+	g_via "fastzero-run dd if=/dev/zero bs=1M count=1024 | cmp with the stock /dev/zero" read_bytes $((1 << 30)) \
+		'fastzero-run dd if=/dev/zero bs=1M count=1024 status=none | cmp -n 1073741824 - /dev/zero'
+	g_via "fastzero-run head -c 1G /dev/zero | cmp with the stock /dev/zero" read_bytes $((1 << 30)) \
+		'fastzero-run head -c 1G /dev/zero | cmp -n 1073741824 - /dev/zero'
+	g_via "fastzero-run pv -q -S -s 4G /dev/zero >/dev/null (splice)" read_bytes $((4 << 30)) \
+		'fastzero-run pv -q -S -s 4G /dev/zero >/dev/null'
+	g_via "fastzero-run pv -q -S -s 256M /dev/zero | cmp with the stock /dev/zero" read_bytes $((256 << 20)) \
+		'fastzero-run pv -q -S -s 256M /dev/zero | cmp -n 268435456 - /dev/zero'
+	g_via "fastzero-run stress-ng --zero 2 --verify -t 5" read_bytes 1 \
+		'fastzero-run stress-ng --zero 2 --verify -t 5 --metrics-brief'
+	g_via "fastzero-run fio --filename=/dev/zero --rw=read --bs=1M --size=1G" read_bytes $((1 << 30)) \
+		'fastzero-run fio --name=zero --filename=/dev/zero --rw=read --bs=1M --size=1G --ioengine=psync'
+	g_via "fastzero-run python3: mmap of /dev/zero, private" private_maps 1 \
+		"fastzero-run python3 -c 'import mmap, os; fd = os.open(\"/dev/zero\", os.O_RDWR); m = mmap.mmap(fd, 64 << 20, mmap.MAP_PRIVATE); assert m[:] == bytes(64 << 20); m[:5] = b\"hello\"; assert m[:5] == b\"hello\" and m[5:] == bytes((64 << 20) - 5)'"
+	g_via "fastzero-run python3: mmap of /dev/zero, shared" shared_maps 1 \
+		"fastzero-run python3 -c 'import mmap, os; fd = os.open(\"/dev/zero\", os.O_RDWR); m = mmap.mmap(fd, 64 << 20, mmap.MAP_SHARED); assert m[:] == bytes(64 << 20); m[-5:] = b\"hello\"; assert m[-5:] == b\"hello\" and m[:-5] == bytes((64 << 20) - 5); assert \"/dev/fastzero\" in open(\"/proc/self/maps\").read()'"
+	# A real systemd service, through the drop-in, and undone.
+	cat >/etc/systemd/system/fz-zero-demo.service <<'UNIT'
+[Unit]
+Description=fastzero test: a service that reads /dev/zero by name
+
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'stat -Lc %%t:%%T /dev/zero >/run/fz-zero-demo; head -c 64M /dev/zero | cksum >>/run/fz-zero-demo'
+UNIT
+	zsum=$(head -c 64M /dev/zero | cksum)
+	g_check "fastzero-run --install-dropin fz-zero-demo" fastzero-run --install-dropin fz-zero-demo
+	g_via "the service with the drop-in reads fastzero (device 10:N, 64 MiB of zeros)" read_bytes $((64 << 20)) \
+		"out=\$(g_unit_run fz-zero-demo.service); echo \"\$out\"; [[ \$out == a:*'$zsum' ]]"
+	g_check "fastzero-run --remove-dropin fz-zero-demo" fastzero-run --remove-dropin fz-zero-demo
+	out=$(g_unit_run fz-zero-demo.service)
+	printf '%s\n' "$out"
+	g_check "without the drop-in the service reads the stock /dev/zero (1:5)" \
+		test "$(head -n1 <<<"$out")" = 1:5 -a "$(tail -n1 <<<"$out")" = "$zsum"
+	rm -f /etc/systemd/system/fz-zero-demo.service
+	rmdir /etc/systemd/system/fz-zero-demo.service.d 2>/dev/null
+	systemctl daemon-reload
+	out=$(dmesg | sed -n '/fz-guest: packages-begin/,$p' |
+		grep -E 'BUG:|WARNING:|Oops|general protection|Call Trace' || true)
+	printf '%s\n' "$out"
+	g_check "dmesg clean through install, upgrade and the programs" test -z "$out"
+	# remove, then purge.
+	g_check "modprobe -r fastzero; apt remove fastzero-dkms fastzero-tools" \
+		bash -c 'modprobe -r fastzero && apt-get remove -y fastzero-dkms fastzero-tools'
+	out=$(comm -3 "$G_STATE/before-deb" <(g_fs_snapshot))
+	g_note "after apt remove, not as before: $(tr '\n' ' ' <<<"$out")"
+	g_check "apt remove left only the conffile /etc/modprobe.d/fastzero.conf" \
+		test "$(tr -d '\t' <<<"$out")" = /etc/modprobe.d/fastzero.conf
+	g_check "apt remove: DKMS has no fastzero for any kernel" bash -c '! dkms status fastzero | grep -q .' 
+	g_check "apt purge fastzero-dkms fastzero-tools" apt-get purge -y fastzero-dkms fastzero-tools
+	out=$(comm -3 "$G_STATE/before-deb" <(g_fs_snapshot))
+	g_note "after apt purge, not as before: $(tr '\n' ' ' <<<"$out")"
+	g_check "apt purge left the file system as before the install" test -z "$out"
 }
 
 g_main() {
