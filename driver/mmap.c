@@ -120,13 +120,14 @@ void fz_shmem_unmount(void)
  * end.  The VMA runs past the end from the start when it maps the object
  * at an offset, and after mremap() grows it otherwise.  An object of whole
  * huge pages mapped from offset 0 cannot have one straddle.  In any other,
- * only huge=within_size could keep them inside, and it does so only up to
- * 6.13: from 6.14 (tmpfs large folios, 736bbc68255f "mm: shmem: change
- * shmem_huge_global_enabled() to return huge order bitmap")
- * shmem_allowable_huge_orders() adds the "inherit" orders, PMD by default,
- * to an anonymous-shmem VMA whenever any smaller order fits within i_size.
- * So on every kernel the others take 4 KiB pages from the huge=never
- * mount, as /dev/zero's do.
+ * only huge=within_size could keep them inside, and 7.2's and 7.3's do not:
+ * since shmem_huge_global_enabled() returns a mask of orders (the tmpfs
+ * large-folio rework, 736bbc68255f), shmem_allowable_huge_orders() adds
+ * the "inherit" orders, PMD by default, to an anonymous-shmem VMA whenever
+ * any smaller order fits within i_size (7.3's /dev/zero does the same with
+ * shmem_enabled=within_size; 6.12's keeps them inside).  So on every
+ * kernel the others take 4 KiB pages from the huge=never mount, as
+ * /dev/zero's do.
  *
  * Return: true if the mapping may use the shared_huge mount.
  */
