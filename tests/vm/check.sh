@@ -210,26 +210,35 @@ expected_variant() {
 	else echo unrolled; fi
 }
 
-# dmesg lines from the harness's pre-insmod marker (else all) to FZ: dmesg-end,
+# guest_dmesg LOG: the guest's dmesg (FZ: dmesg-begin to FZ: dmesg-end),
 # less the memcg OOM reports the suite provokes on purpose (t_memcg brackets
 # them with "fastzero-test: expected-oom-begin/end" in the kernel log), and
 # less the stack dumps of the allocation failures t_fail injects (between
 # "fastzero-test: expected-injected-faults-begin/end": only "Call Trace" is
 # excused there, a KASAN, lockdep, WARNING or BUG report still counts).
-module_dmesg() {
-	local all
-	all=$(awk '/^FZ: dmesg-begin/{on=1; next} /^FZ: dmesg-end/{on=0}
+guest_dmesg() {
+	awk '/^FZ: dmesg-begin/{on=1; next} /^FZ: dmesg-end/{on=0}
 		/fastzero-test: expected-oom-begin/{skip=1}
 		/fastzero-test: expected-oom-end/{skip=0; next}
 		/fastzero-test: expected-injected-faults-begin/{inj=1}
 		/fastzero-test: expected-injected-faults-end/{inj=0; next}
-		on && !skip && !(inj && /Call Trace/)' "$1")
+		on && !skip && !(inj && /Call Trace/)' "$1"
+}
+
+# module_dmesg LOG: that dmesg from the harness's pre-insmod marker (else all).
+module_dmesg() {
+	local all
+	all=$(guest_dmesg "$1")
 	if grep -q 'fastzero-harness: insmod' <<<"$all"; then
 		sed -n '/fastzero-harness: insmod/,$p' <<<"$all"
 	else
 		printf '%s\n' "$all"
 	fi
 }
+
+# A kernel report in a log line: what fails "dmesg clean" (with Call Trace
+# and kmemleak) and what spoils a boot (with Kernel panic).
+KERNEL_REPORT='WARNING:|BUG:|Oops|general protection|KASAN'
 
 # check_cpu_flags CPU LOG: the guest kernel sees the flags the model's
 # variant needs (FSRS is not in /proc/cpuinfo before 6.4: the suite asks CPUID).
@@ -332,14 +341,14 @@ check_debug() {
 # in a secondary CPU's first timer (6.12, rare), a KASAN
 # report from an interrupt in identify_cpu() (6.12 debug kernel).
 boot_spoiled() {
-	local pat='Kernel panic|BUG:|Oops|WARNING:|general protection|KASAN|circular locking'
+	local pat="Kernel panic|$KERNEL_REPORT"
 	if ! grep -q '^FZ: boot ' "$1"; then
 		grep -aEm1 "$pat" "$1" || true
 		return
 	fi
 	{
 		awk '/^FZ: insmod/ { exit } 1' "$1"
-		awk '/^FZ: dmesg-begin/ { on = 1; next } /fastzero-harness: insmod/ { exit } on' "$1"
+		guest_dmesg "$1" | sed '/fastzero-harness: insmod/,$d'
 	} | grep -aEm1 "$pat" || true
 }
 
@@ -369,6 +378,7 @@ $GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"
 		printf '        (first boot'"'"'s log: %s.boot1)\n' "$log"
 		mv "$log" "$log.boot1"
 		mv "$log.host" "$log.boot1.host"
+		[[ ! -e $log.qemu-stderr ]] || mv "$log.qemu-stderr" "$log.boot1.qemu-stderr"
 		again=" (booted twice)"
 	done
 	if grep -q 'FZ: done rc=' "$log"; then
@@ -401,7 +411,7 @@ $GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"
 	fi
 	if grep -q '^FZ: rmmod failed' "$log"; then result fail "rmmod fastzero"; else result ok "rmmod fastzero"; fi
 	bad=$(module_dmesg "$log" |
-		grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|KASAN|kmemleak' || true)
+		grep -E "$KERNEL_REPORT|Call Trace|kmemleak" || true)
 	if [[ -z $bad ]] && grep -q '^FZ: dmesg-end' "$log"; then
 		result ok "dmesg clean (no WARNING/BUG/Oops/Call Trace/GPF/KASAN/kmemleak)"
 	else
