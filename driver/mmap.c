@@ -179,8 +179,8 @@ int fz_mmap(struct file *file, struct vm_area_struct *vma)
 /*
  * Place a mapping so that its huge pages can be mapped with PMDs: at a
  * PMD-aligned address.  Shared mappings qualify when they can have huge
- * pages (2 MiB or more, fz_shared_huge_ok(): a shmem huge page covers an
- * aligned range of file offsets, as in shmem_get_unmapped_area()).
+ * pages (fz_shared_huge_ok(): a shmem huge page covers an aligned range of
+ * file offsets, as in shmem_get_unmapped_area()).
  * Private mappings are aligned only when their length is a multiple of
  * PMD_SIZE, as the kernel does for anonymous memory since d4148aeab412
  * ("mm, mmap: limit THP alignment of anonymous mappings to PMD-aligned
@@ -201,7 +201,7 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 	if (!IS_ENABLED(CONFIG_64BIT) || in_compat_syscall())
 		goto plain;
 	if (flags & MAP_SHARED) {
-		if (len < PMD_SIZE || !fz_shared_huge_ok(pgoff, len))
+		if (!fz_shared_huge_ok(pgoff, len))
 			goto plain;
 	} else if (!IS_ALIGNED(len, PMD_SIZE)) {
 		goto plain;

@@ -3,8 +3,9 @@
  * t_huge - what fastzero adds to /dev/zero's MAP_SHARED memory: huge pages.
  * Every 2 MiB of a shared object of whole 2 MiB huge pages is a shmem
  * transparent huge page, mapped with one PMD on its first fault; objects of
- * any other size and mappings with MADV_NOHUGEPAGE use 4 KiB pages; racing first touches share one page; splitting one by
- * MADV_REMOVE of 4 KiB behaves as /dev/zero's; shmem_enabled=deny turns
+ * any other size and mappings with MADV_NOHUGEPAGE use 4 KiB pages; racing
+ * first touches share one page; splitting one by MADV_REMOVE of 4 KiB
+ * behaves as /dev/zero's; shmem_enabled=deny turns
  * them off.  Private mappings get huge pages when /dev/zero's do, under
  * each transparent_hugepage/enabled mode.  Seen through /proc/meminfo,
  * smaps and the fault counters.  Needs shared_huge=within_size.
@@ -131,8 +132,8 @@ static int huge_growth(size_t len, int advice, long want_kb, char *why)
 
 /*
  * 3 MiB takes 4 KiB pages, as /dev/zero's: a huge page over its 2..4 MiB
- * could straddle the object's end once mremap() grows the VMA (from 6.14
- * even huge=within_size lets one in; fz_shared_huge_ok() in driver/mmap.c).
+ * could straddle the object's end once mremap() grows the VMA (7.x's
+ * huge=within_size lets one in; fz_shared_huge_ok() in driver/mmap.c).
  */
 static int test_odd_size(const void *arg, char *why)
 {
