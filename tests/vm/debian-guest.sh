@@ -191,11 +191,14 @@ dg_host_checks() {
 	tap $? "host: make bench as non-root: one line, non-zero exit"
 }
 
+# dkms_version DIR: PACKAGE_VERSION of DIR/dkms.conf, fastzero's one version.
+dkms_version() { sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$1/dkms.conf"; }
+
 # dg_debs DIR: make deb of the tree as its version (DIR/a) and as the next
 # one (DIR/b), for the guest's install, upgrade and purge steps.
 dg_debs() {
 	local v log=$DG_DIR/run/make-deb.log
-	v=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$FZ_REPO/dkms.conf")
+	v=$(dkms_version "$FZ_REPO")
 	if FZ_DEB_OUT=$1/a "$FZ_REPO/debian/make-deb.sh" >"$log" 2>&1 &&
 		FZ_DEB_VERSION=$v+up1 FZ_DEB_OUT=$1/b "$FZ_REPO/debian/make-deb.sh" >>"$log" 2>&1; then
 		rm -f "$1"/?/*-dbgsym_*.deb
@@ -338,7 +341,7 @@ g_modinfo_parms() {
 g_stage1() {
 	local k1 k2 v out f
 	k1=$(uname -r)
-	v=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' dkms.conf)
+	v=$(dkms_version .)
 	g_note "boot 1: kernel $k1, fastzero $v, cpu: $(grep -o -w -e erms -e rep_good -e fsrm /proc/cpuinfo | sort -u | tr '\n' ' ')"
 	# The README, as a new user runs it.
 	g_readme 'make && sudo insmod driver/fastzero.ko'
@@ -611,7 +614,7 @@ UNIT
 	g_note "after apt remove, not as before: $(tr '\n' ' ' <<<"$out")"
 	g_check "apt remove left only the conffile /etc/modprobe.d/fastzero.conf" \
 		test "$(tr -d '\t' <<<"$out")" = /etc/modprobe.d/fastzero.conf
-	g_check "apt remove: DKMS has no fastzero for any kernel" bash -c '! dkms status fastzero | grep -q .' 
+	g_check "apt remove: DKMS has no fastzero for any kernel" bash -c '! dkms status fastzero | grep -q .'
 	g_check "apt purge fastzero-dkms fastzero-tools" apt-get purge -y fastzero-dkms fastzero-tools
 	out=$(comm -3 "$G_STATE/before-deb" <(g_fs_snapshot))
 	g_note "after apt purge, not as before: $(tr '\n' ' ' <<<"$out")"
