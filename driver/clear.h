@@ -4,6 +4,7 @@
 #define _FASTZERO_CLEAR_H
 
 #include <linux/kernel.h>
+#include <linux/kmsan-checks.h>
 #include <linux/uaccess.h>
 #include <asm/alternative.h>
 #include <asm/cpufeatures.h>
@@ -121,6 +122,39 @@ static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
 		return fz_clear_user(to, n);
 	}
 	return n;
+}
+
+/**
+ * fz_clear_pages() - clear a kernel page range with the CPU's best stores
+ * @addr: start address of the range, in the kernel's direct map
+ * @npages: number of pages
+ *
+ * The kernel's clear_pages() where it has one (7.x).  Before that (6.12)
+ * the same ALTERNATIVE_2 as 7.x's, with fastzero's own unrolled loop from
+ * clear_loops.S (its plain flavour) where 7.x calls
+ * __clear_pages_unrolled(): rep stosq on REP_GOOD, rep stosb on ERMS.  No
+ * short-length concern here: the range is whole pages, at least 4 KiB,
+ * where rep stosb wins on every ERMS CPU measured (README).  The caller
+ * bounds @npages for preemption latency as 7.x's callers must
+ * (PROCESS_PAGES_NON_PREEMPT_BATCH, 32 MiB).
+ *
+ * Does no exception handling: the range must be mapped and writable.
+ */
+static inline void fz_clear_pages(void *addr, unsigned int npages)
+{
+#ifdef FZ_HAVE_KERNEL_CLEAR_PAGES
+	clear_pages(addr, npages);
+#else
+	unsigned long len = (unsigned long)npages << PAGE_SHIFT;
+	unsigned long zero = 0;
+
+	kmsan_unpoison_memory(addr, len);
+	asm volatile(ALTERNATIVE_2("call fz_clear_unrolled",
+				   "shrq $3, %%rcx; rep stosq", X86_FEATURE_REP_GOOD,
+				   "rep stosb", X86_FEATURE_ERMS)
+		     : "+c" (len), "+D" (addr), "+a" (zero), ASM_CALL_CONSTRAINT
+		     : : "rdx", "cc", "memory");
+#endif
 }
 
 #endif /* _FASTZERO_CLEAR_H */

@@ -188,6 +188,8 @@ FZ_LOOP_FUNC fz_clear_user_stosq, FZ_STOSQ_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_erms, FZ_ERMS_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_stosb, FZ_STOSB_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_nt, FZ_NT_BODY, 1
+/* fz_clear_pages()'s unrolled variant, on kernels without clear_pages() */
+FZ_LOOP_FUNC fz_clear_unrolled, FZ_UNROLLED_BODY, 0
 #else
 FZ_LOOP_FUNC fz_clear_unrolled, FZ_UNROLLED_BODY, 0
 FZ_LOOP_FUNC fz_clear_stosq, FZ_STOSQ_BODY, 0

@@ -197,4 +197,52 @@ static inline const char *fz_preempt_model(void)
 	return "none";
 }
 
+/*
+ * shared_clear=driver (shared_clear.c) allocates shmem folios through
+ * shmem_get_folio(), exported with its write_end argument (6.12, 7.x);
+ * 6.1's takes none and is not exported.
+ */
+#ifdef FZ_HAVE_SHMEM_GET_FOLIO_WRITE_END
+#define FZ_CAN_CLEAR_SHARED	1
+#else
+#define FZ_CAN_CLEAR_SHARED	0
+#endif
+
+/*
+ * 7.1+ x86 has clear_pages() (asm/page_64.h, the clear_pages() series),
+ * which says so with "#define clear_pages clear_pages"; clear.h's
+ * fz_clear_pages() stands in for it on older kernels.
+ */
+#ifdef clear_pages
+#define FZ_HAVE_KERNEL_CLEAR_PAGES	1
+#endif
+
+/* THP refused for this VMA (MADV_NOHUGEPAGE, prctl); 7.x adds forced_collapse. */
+static inline bool fz_vma_thp_disabled(struct vm_area_struct *vma)
+{
+#if defined(FZ_HAVE_VMA_THP_DISABLED_COLLAPSE)
+	return vma_thp_disabled(vma, vma->vm_flags, false);
+#elif FZ_CAN_CLEAR_SHARED
+	return vma_thp_disabled(vma, vma->vm_flags);
+#else
+	return true;
+#endif
+}
+
+/*
+ * Whether a folio fresh from the page allocator may hold old data: 7.x
+ * asks user_alloc_needs_zeroing(), as the anonymous fault path does
+ * (alloc_anon_folio()); 6.12 reads the same init_on_alloc key (x86 has
+ * no aliasing caches, the other half of the 7.x test).
+ */
+static inline bool fz_alloc_needs_zeroing(void)
+{
+#ifdef FZ_HAVE_USER_ALLOC_NEEDS_ZEROING
+	return user_alloc_needs_zeroing();
+#else
+	return !static_branch_maybe(CONFIG_INIT_ON_ALLOC_DEFAULT_ON,
+				    &init_on_alloc);
+#endif
+}
+
 #endif /* _FASTZERO_COMPAT_H */

@@ -20,10 +20,19 @@ enum fz_shared_huge {
 	FZ_NR_SHARED_HUGE,
 };
 
+/* Who clears the huge folios of shared mappings (shared_clear.c). */
+enum fz_shared_clear {
+	FZ_SHARED_CLEAR_SHMEM,
+	FZ_SHARED_CLEAR_DRIVER,
+	FZ_NR_SHARED_CLEAR,
+};
+
 extern unsigned long fz_chunk_size;
 extern int fz_forced_loop;
 extern int fz_shared_huge;
 extern const char * const fz_shared_huge_names[FZ_NR_SHARED_HUGE];
+extern int fz_shared_clear;
+extern const char * const fz_shared_clear_names[FZ_NR_SHARED_CLEAR];
 
 /* read.c */
 size_t fz_read_extent(const char **why);
@@ -48,5 +57,8 @@ int fz_mmap(struct file *file, struct vm_area_struct *vma);
 unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
 				   unsigned long flags);
+
+/* shared_clear.c */
+void fz_shared_clear_vma(struct vm_area_struct *vma);
 
 #endif /* _FASTZERO_H */

@@ -216,30 +216,76 @@ module_param_cb(force_variant, &fz_force_variant_ops, NULL, 0644);
 MODULE_PARM_DESC(force_variant,
 		 "Clear loop for reads: auto (as patched), unrolled, rep_stosq, erms, rep_stosb (every length) or nt");
 
-/* shared_huge: the huge= policy of the tmpfs behind MAP_SHARED, set at load. */
-static int fz_shared_huge_set(const char *val, const struct kernel_param *kp)
-{
-	int huge = sysfs_match_string(fz_shared_huge_names, val);
+/*
+ * A load-time parameter that takes one of a list of names: @val is the
+ * index, @names the list (sysfs_match_string()), @check, if set, may
+ * refuse a listed value with an errno.
+ */
+struct fz_choice {
+	int *val;
+	const char * const *names;
+	size_t n;
+	int (*check)(int i);
+};
 
-	if (huge < 0)
-		return huge;
-	fz_shared_huge = huge;
+static int fz_choice_set(const char *val, const struct kernel_param *kp)
+{
+	const struct fz_choice *c = kp->arg;
+	int i = __sysfs_match_string(c->names, c->n, val);
+	int ret = i < 0 ? i : c->check ? c->check(i) : 0;
+
+	if (!ret)
+		*c->val = i;
+	return ret;
+}
+
+static int fz_choice_get(char *buf, const struct kernel_param *kp)
+{
+	const struct fz_choice *c = kp->arg;
+
+	return sysfs_emit(buf, "%s\n", c->names[*c->val]);
+}
+
+static const struct kernel_param_ops fz_choice_ops = {
+	.set	= fz_choice_set,
+	.get	= fz_choice_get,
+};
+
+/* shared_huge: the huge= policy of the tmpfs behind MAP_SHARED, set at load. */
+static struct fz_choice fz_shared_huge_choice = {
+	&fz_shared_huge, fz_shared_huge_names, FZ_NR_SHARED_HUGE, NULL,
+};
+module_param_cb(shared_huge, &fz_choice_ops, &fz_shared_huge_choice, 0444);
+MODULE_PARM_DESC(shared_huge,
+		 "Huge pages for MAP_SHARED, as tmpfs huge=: never, always, within_size (default) or advise");
+
+/*
+ * shared_clear: who clears a shared mapping's huge folios, set at load:
+ * shmem (default) or the driver (shared_clear.c), which needs an exported
+ * shmem_get_folio() (6.12 and 7.x here; 6.1 has none).
+ */
+static int fz_shared_clear_check(int who)
+{
+	if (who == FZ_SHARED_CLEAR_DRIVER && !FZ_CAN_CLEAR_SHARED) {
+		pr_err("shared_clear=driver: this kernel does not export shmem_get_folio()\n");
+		return -EOPNOTSUPP;
+	}
 	return 0;
 }
 
-static int fz_shared_huge_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%s\n", fz_shared_huge_names[fz_shared_huge]);
-}
-
-static const struct kernel_param_ops fz_shared_huge_ops = {
-	.set	= fz_shared_huge_set,
-	.get	= fz_shared_huge_get,
+static struct fz_choice fz_shared_clear_choice = {
+	&fz_shared_clear, fz_shared_clear_names, FZ_NR_SHARED_CLEAR,
+	fz_shared_clear_check,
 };
-
-module_param_cb(shared_huge, &fz_shared_huge_ops, NULL, 0444);
-MODULE_PARM_DESC(shared_huge,
-		 "Huge pages for MAP_SHARED, as tmpfs huge=: never, always, within_size (default) or advise");
+module_param_cb(shared_clear, &fz_choice_ops, &fz_shared_clear_choice, 0444);
+MODULE_PARM_DESC(shared_clear,
+		 "Who clears MAP_SHARED huge pages: shmem (default) or driver (once, with clear_pages())");
+/* The values this build accepts, for tools: modinfo -F shared_clear */
+#if FZ_CAN_CLEAR_SHARED
+MODULE_INFO(shared_clear, "shmem driver");
+#else
+MODULE_INFO(shared_clear, "shmem");
+#endif
 
 /*
  * splice_huge: lend pipes a 2 MiB zero page (one buffer per splice call)
@@ -372,10 +418,11 @@ static int __init fz_init(void)
 	ret = misc_register(&fz_misc);
 	if (ret)
 		goto err_mount;
-	pr_info("clear_user: %s (erms_threshold %lu), nt_threshold %lu, read extent %zu (%s), shared huge=%s, splice buffers %zu\n",
+	pr_info("clear_user: %s (erms_threshold %lu), nt_threshold %lu, read extent %zu (%s), shared huge=%s cleared by %s, splice buffers %zu\n",
 		fz_loop_names[fz_clear_user_selected()], fz_erms_threshold,
 		fz_nt_threshold, fz_read_extent(NULL), fz_preempt_model(),
-		fz_shared_huge_names[fz_shared_huge], fz_splice_unit());
+		fz_shared_huge_names[fz_shared_huge],
+		fz_shared_clear_names[fz_shared_clear], fz_splice_unit());
 	return 0;
 
 err_mount:

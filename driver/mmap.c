@@ -161,9 +161,13 @@ static int fz_mmap_shared(struct vm_area_struct *vma)
 	vma_set_file(vma, file);
 	fput(file);
 	ret = fz_call_mmap(file, vma);
-	if (!ret)
-		fz_stat_inc(FZ_STAT_SHARED_MAPS);
-	return ret;
+	if (ret)
+		return ret;
+	if (fz_shared_clear == FZ_SHARED_CLEAR_DRIVER &&
+	    fz_shared_huge_ok(vma->vm_pgoff, vma->vm_end - vma->vm_start))
+		fz_shared_clear_vma(vma);
+	fz_stat_inc(FZ_STAT_SHARED_MAPS);
+	return 0;
 }
 
 int fz_mmap(struct file *file, struct vm_area_struct *vma)

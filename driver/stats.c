@@ -47,6 +47,8 @@ FZ_STAT_ATTR(read_faults, FZ_STAT_READ_FAULTS);
 FZ_STAT_ATTR(read_signals, FZ_STAT_READ_SIGNALS);
 FZ_STAT_ATTR(shared_maps, FZ_STAT_SHARED_MAPS);
 FZ_STAT_ATTR(private_maps, FZ_STAT_PRIVATE_MAPS);
+FZ_STAT_ATTR(shared_clear_pages, FZ_STAT_SHARED_CLEARED);
+FZ_STAT_ATTR(shared_preclear_pages, FZ_STAT_SHARED_PRECLEARED);
 
 static struct attribute *fz_stats_attrs[] = {
 	&fz_stat_attr_read_calls.attr.attr,
@@ -55,6 +57,8 @@ static struct attribute *fz_stats_attrs[] = {
 	&fz_stat_attr_read_signals.attr.attr,
 	&fz_stat_attr_shared_maps.attr.attr,
 	&fz_stat_attr_private_maps.attr.attr,
+	&fz_stat_attr_shared_clear_pages.attr.attr,
+	&fz_stat_attr_shared_preclear_pages.attr.attr,
 	NULL,
 };
 

@@ -13,6 +13,8 @@ enum fz_stat {
 	FZ_STAT_READ_SIGNALS,	/* reads cut short by a pending signal */
 	FZ_STAT_SHARED_MAPS,	/* MAP_SHARED mmap() calls (shmem objects made) */
 	FZ_STAT_PRIVATE_MAPS,	/* MAP_PRIVATE mmap() calls */
+	FZ_STAT_SHARED_CLEARED,	/* shared_clear=driver: pages it cleared */
+	FZ_STAT_SHARED_PRECLEARED, /* ... pages the allocator had cleared */
 	FZ_NR_STATS,
 };
 
