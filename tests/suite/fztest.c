@@ -610,13 +610,16 @@ int fz_delete_module(const char *name, unsigned int flags)
 
 int fz_load_module(const char *params)
 {
-	const char *ko = getenv("FZ_KO");
+	const char *ko = getenv("FZ_KO"), *boot = getenv("FZ_MODULE_PARAMS");
+	char all[1024];
 	int fd, ret = 0;
 
+	/* The harness's own parameters first: a later one wins (parse_args()). */
+	snprintf(all, sizeof(all), "%s %s", boot ? boot : "", params);
 	fd = open(ko && *ko ? ko : "/fastzero.ko", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (syscall(SYS_finit_module, fd, params, 0))
+	if (syscall(SYS_finit_module, fd, all, 0))
 		ret = -errno;
 	close(fd);
 	return ret;

@@ -16,6 +16,8 @@
  *	FZ_MODULE	module-specific tests (sysfs, rmmod) run when set to 1;
  *			default: 1 if FZ_DEV is /dev/fastzero, else 0
  *	FZ_QUICK	when set to 1, shrink the largest work loads
+ *	FZ_MODULE_PARAMS the parameters the harness loaded the module with;
+ *			every reload starts from them
  */
 #ifndef FZTEST_H
 #define FZTEST_H
@@ -199,7 +201,10 @@ void fz_compact_checks(int dev, int ref, fz_read_fn fn, const char *prefix);
 
 /* Module helpers. */
 int fz_delete_module(const char *name, unsigned int flags);
-/* Load the module file FZ_KO (default /fastzero.ko) with @params: 0 or -errno. */
+/*
+ * Load the module file FZ_KO (default /fastzero.ko) with the parameters the
+ * harness loaded it with (FZ_MODULE_PARAMS), then @params: 0 or -errno.
+ */
 int fz_load_module(const char *params);
 
 /* A connected stream pair: AF_UNIX, or TCP over loopback; 0 or -errno. */

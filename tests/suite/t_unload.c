@@ -43,10 +43,17 @@ static int loaded(void)
 	return !stat(FZ_PARAMS, &st);
 }
 
+/*
+ * A shared mapping holds only its shmem file: the module unloads under it.
+ * With shared_clear=driver the mapping's vm_ops are the module's, so the
+ * module stays until the mapping goes.
+ */
+static int driver_mode;
+
 static int test_unload_mapped(const void *arg, char *why)
 {
 	unsigned char *p;
-	int fd, ret = FZ_PASS;
+	int fd, gone, ret = FZ_PASS;
 
 	(void)arg;
 	fd = open(fz_dev_path, O_RDWR);
@@ -57,16 +64,24 @@ static int test_unload_mapped(const void *arg, char *why)
 	if (p == MAP_FAILED)
 		return fz_fail(why, "mmap: %s", strerror(errno));
 	memset(p, 0x5a, MAP_LEN / 2);
-	if (fz_delete_module("fastzero", O_NONBLOCK))
-		ret = fz_fail(why, "delete_module with only a shared mapping left: %s",
-			      strerrorname_np(errno));
-	else if (check_byte(p, MAP_LEN / 2, 0x5a, why) ||
-		 check_zero(p + MAP_LEN / 2, MAP_LEN / 2, why))
+	gone = !fz_delete_module("fastzero", O_NONBLOCK);
+	if (gone == driver_mode) {
+		if (driver_mode)
+			ret = fz_fail(why, "delete_module succeeded under a shared_clear=driver mapping");
+		else
+			ret = fz_fail(why, "delete_module with only a shared mapping left: %s",
+				      strerrorname_np(errno));
+	} else if (check_byte(p, MAP_LEN / 2, 0x5a, why) ||
+		   check_zero(p + MAP_LEN / 2, MAP_LEN / 2, why)) {
 		ret = FZ_FAIL;
+	}
 	memset(p, 0x33, MAP_LEN);
 	if (ret == FZ_PASS && check_byte(p, MAP_LEN, 0x33, why))
 		ret = FZ_FAIL;
 	munmap(p, MAP_LEN);
+	if (driver_mode && fz_delete_module("fastzero", O_NONBLOCK) && ret == FZ_PASS)
+		ret = fz_fail(why, "delete_module after the last driver-mode mapping went: %s",
+			      strerrorname_np(errno));
 	return ret;
 }
 
@@ -455,8 +470,9 @@ int main(int argc, char **argv)
 	static const char *const bad[] = {
 		"clear_user_variant=erms", "chunk_size=4095", "chunk_size=abc",
 		"force_variant=bogus", "shared_huge=bogus", "shared_huge=deny",
-		"nt_threshold=abc", "erms_threshold=-1",
+		"nt_threshold=abc", "erms_threshold=-1", "shared_clear=bogus",
 	};
+	char mode[32] = "";
 	struct stat st;
 	size_t i;
 
@@ -474,7 +490,11 @@ int main(int argc, char **argv)
 		       "rmmod_with_spliced_pipe_then_%s", drains[i].name);
 	if (!loaded() && fz_load_module(""))
 		fz_diag("  reload after the splice tests failed");
-	fz_run(test_unload_mapped, NULL, "rmmod_succeeds_under_shared_mapping");
+	driver_mode = fz_read_file(FZ_PARAMS "/shared_clear", mode, sizeof(mode)) == 0 &&
+		      !strcmp(mode, "driver");
+	fz_run(test_unload_mapped, NULL, driver_mode ?
+	       "rmmod_waits_for_shared_clear_driver_mapping" :
+	       "rmmod_succeeds_under_shared_mapping");
 	fz_run(test_gone, fz_dev_path, "device_node_gone");
 	fz_run(test_gone, "/sys/module/fastzero", "sysfs_dir_gone");
 

@@ -31,13 +31,17 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #  - max: ERMS (and REP_GOOD).
 #  - max,-erms: REP_GOOD only.  Booted with init_on_alloc=0: Debian's
 #    init_on_alloc=1 zeroes every page before shmem clears it again, this
-#    boot leaves shmem's clear the only one, so a missing clear cannot hide.
-#    And preempt=full, where read extents follow a time budget.
+#    boot leaves one clear, so a missing clear cannot hide; page_poison=1
+#    fills freed pages with a pattern, which any page that escaped the clear
+#    would show.  The whole suite runs with shared_clear=driver here, where
+#    the module offers it (modinfo -F shared_clear): that one clear is the
+#    driver's.  And preempt=full, where read extents follow a time budget.
 #  - An AMD K8 before revision C (family 15, model 4): neither REP_GOOD (the
 #    kernel sets it for K8 from revision C and AMD family 0x10 on; 7.x also
 #    for every Intel CPU from the Pentium M on with fast strings enabled, so
 #    no Intel model is left without it) nor ERMS: the unrolled loop.
-#    preempt=none.
+#    preempt=none, and init_on_free=1: freed pages are zeroed, so the
+#    allocator skips its clear and t_clear's driver mode relies on that.
 # The other two boot the kernel's default model (voluntary on 6.x, lazy on
 # 7.x); the suite reads the model the kernel runs from read_extent.
 #  - max,+fsrm,-fsrs: an AMD CPU (TCG's max is AuthenticAMD) with FSRM but
@@ -50,8 +54,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # not listed here gets the variant its flags imply.
 FZ_CPU_MODELS=(
 	"max:erms:"
-	"max,-erms:rep_stosq:init_on_alloc=0 preempt=full"
-	"qemu64,vendor=AuthenticAMD,family=15,model=4,stepping=0:unrolled:preempt=none"
+	"max,-erms:rep_stosq:init_on_alloc=0 page_poison=1 preempt=full fastzero.shared_clear=driver"
+	"qemu64,vendor=AuthenticAMD,family=15,model=4,stepping=0:unrolled:preempt=none init_on_free=1"
 	"max,+fsrm,-fsrs:erms:"
 )
 FZ_KERNELS=${FZ_KERNELS:-6.1 6.12 7 newest}
@@ -364,6 +368,13 @@ boot_one() {
 	env_line="export FZ_QUICK=$quick SMOKE_ALL=$((1 - quick)) FZ_FUZZ=${FZ_FUZZ:-1} ${BOOT_ENV:-}"
 	if want=$(model_field "$cpu" 2); then env_line+=" FZ_EXPECT_VARIANT=$want"; fi
 	append=$(model_field "$cpu" 3) || append=''
+	append+=${BOOT_APPEND:+${append:+ }$BOOT_APPEND}
+	if [[ $append == *fastzero.shared_clear=driver* &&
+		" $(modinfo -F shared_clear "$ko") " != *" driver "* ]]; then
+		append=${append/ fastzero.shared_clear=driver/}
+		append=${append/fastzero.shared_clear=driver/}
+		printf '  (shared_clear=driver: this kernel lacks it, the module says)\n'
+	fi
 	[[ -z $append ]] || printf '  (kernel command line + %s)\n' "$append"
 	for try in 1 2; do
 		rc=0
@@ -497,7 +508,9 @@ run_debian_guest() {
 
 # run_debug_kernel T0: the suite once more on the 6.12 debug kernel (KASAN,
 # kmemleak, lockdep, DEBUG_VM, DEBUG_ATOMIC_SLEEP, fault injection: t_fail
-# runs there), -cpu max, quick loads, a long fuzz (FZ_DEBUG_FUZZ_OPS).
+# runs there), -cpu max, quick loads, a long fuzz (FZ_DEBUG_FUZZ_OPS), with
+# shared_clear=driver, the mode with the most module code on the fault path
+# (the debug config has init_on_alloc=0: the driver's clear runs).
 # FZ_DEBUG_KERNEL: 1 always, 0 never, auto (default): when the kernel is in
 # the cache, or when compiling it (FZ_DEBUG_BUILD_MIN, measured on 2 cores)
 # and booting it (FZ_DEBUG_BOOT_MIN) still fit in FZ_BUDGET_MIN minutes
@@ -524,6 +537,7 @@ run_debug_kernel() {
 	esac
 	t1=$(date +%s)
 	FZ_CPUS=max BOOT_QUICK=1 FZ_VM_TIMEOUT=${FZ_DEBUG_TIMEOUT:-1800} \
+		BOOT_APPEND=fastzero.shared_clear=driver \
 		BOOT_ENV="FZ_FUZZ_OPS=${FZ_DEBUG_FUZZ_OPS:-10000} FZ_FUZZ_SECONDS=240 FZ_TIMEOUT=900" \
 		kernel_one 6.12-debug "$2"
 	SUMMARY+=("$(printf '%-6s %-22s %4d passed, %d failed (%d s with the build)' debug 6.12-debug \

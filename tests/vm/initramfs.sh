@@ -67,7 +67,11 @@ else
 fi
 if [ -f /fastzero.ko ]; then
 	echo "fastzero-harness: insmod" >/dev/kmsg
-	if insmod /fastzero.ko; then echo "FZ: insmod ok"; else echo "FZ: insmod failed"; fi
+	# fastzero.<param>=<value> on the kernel command line, as modprobe passes them
+	fzp=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^fastzero\.//p' | tr '\n' ' ')
+	export FZ_MODULE_PARAMS="$fzp"	# the suite's reloads start from them
+	# shellcheck disable=SC2086 # one word per parameter
+	if insmod /fastzero.ko $fzp; then echo "FZ: insmod ok${fzp:+ ($fzp)}"; else echo "FZ: insmod failed"; fi
 else
 	echo "FZ: insmod skipped (no module)"
 fi

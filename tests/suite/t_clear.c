@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_clear - shared_clear=driver: shared huge pages cleared once by the driver, never an uncleared byte.
+ *
+ * Loads the module with shared_clear=driver (6.12+; 6.1 must refuse it),
+ * then: first touch by read, by write and by MAP_POPULATE, after another
+ * process filled and freed memory with a pattern, with racing threads on
+ * one PMD, racing MADV_REMOVE, with huge allocations failing (the 4 KiB fallback; fault
+ * injection), around MADV_REMOVE, across fork and mremap, reads zeros exactly
+ * where /dev/zero's do, one fault per 2 MiB, and the module stays loaded
+ * while such a mapping exists.  Boot with init_on_alloc=0 page_poison=1 to
+ * make any page that escaped the clear read as poison.  Reloads the module
+ * as the harness had it at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fztest.h"
+
+#define PMD_LEN		(2 * FZ_MiB)
+#define NTHREADS	8
+#define PATTERN		0x5a
+#define STATS		"/sys/class/misc/fastzero/stats/"
+
+static int dev, ref;
+static size_t map_len = 256 * FZ_MiB;
+
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* Pages the driver cleared, plus those the allocator had cleared for it. */
+static long driver_pages(void)
+{
+	return fz_file_long(STATS "shared_clear_pages", NULL) +
+	       fz_file_long(STATS "shared_preclear_pages", NULL);
+}
+
+static unsigned char *map_shared(int fd, size_t len, int flags)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | flags,
+		       fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Another process fills @len bytes of new memory with PATTERN and exits. */
+static void dirty_child(void *arg)
+{
+	size_t len = *(size_t *)arg;
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		_exit(1);
+	memset(p, PATTERN, len);
+	_exit(0);
+}
+
+static int dirty_memory(size_t len, char *why)
+{
+	int st = fz_in_child(dirty_child, &len);
+
+	return st ? fz_fail(why, "the dirtying child failed (%d)", st) : FZ_PASS;
+}
+
+/* How: 0 read each page, 1 write each page, 2 MAP_POPULATE. */
+static int first_touch(int how, size_t len, char *why)
+{
+	long f0, faults, d0 = driver_pages(), done;
+	unsigned char *p;
+	size_t i;
+	int ret;
+
+	ret = dirty_memory(len, why);
+	if (ret)
+		return ret;
+	f0 = minflt();
+	p = map_shared(dev, len, how == 2 ? MAP_POPULATE : 0);
+	if (!p)
+		return fz_fail(why, "mmap %zu: %s", len, strerror(errno));
+	for (i = 0; how != 2 && i < len; i += fz_page) {
+		if (how == 1)
+			p[i + 7] = 0;
+		else if (p[i + 7])
+			break;
+	}
+	faults = minflt() - f0;
+	done = driver_pages() - d0;
+	ret = check_zero(p, len, why);
+	munmap(p, len);
+	if (ret)
+		return ret;
+	if (done != (long)(len / fz_page))
+		return fz_fail(why, "the driver cleared %ld pages of %zu (shmem cleared the rest)",
+			       done, len / fz_page);
+	if (how != 2 && faults > (long)(len / PMD_LEN) + 16)
+		return fz_fail(why, "%ld faults for %zu huge pages", faults, len / PMD_LEN);
+	fz_diag("%ld faults; %ld pages cleared by the driver, %ld by the allocator",
+		faults, fz_file_long(STATS "shared_clear_pages", NULL),
+		fz_file_long(STATS "shared_preclear_pages", NULL));
+	return FZ_PASS;
+}
+
+static int test_first_touch(const void *arg, char *why)
+{
+	return first_touch(*(const int *)arg, map_len, why);
+}
+
+struct racer {
+	pthread_barrier_t *go;
+	unsigned char *map;
+	int id;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	size_t i;
+
+	pthread_barrier_wait(r->go);
+	for (i = 0; i < PMD_LEN; i += fz_page) {
+		size_t pg = (i + r->id * 4096 * 61) % PMD_LEN;
+
+		if (r->map[pg + r->id])
+			return r;
+	}
+	return NULL;
+}
+
+/* Eight threads first-touch the same huge pages at once: zeros, one page each. */
+static int test_racing_threads(const void *arg, char *why)
+{
+	struct racer r[NTHREADS];
+	pthread_t tid[NTHREADS];
+	pthread_barrier_t go;
+	int i, round, ret = FZ_PASS;
+	void *res;
+
+	(void)arg;
+	for (round = 0; round < 16 && ret == FZ_PASS; round++) {
+		unsigned char *p = map_shared(dev, PMD_LEN * 4, 0);
+
+		if (!p)
+			return fz_fail(why, "mmap: %s", strerror(errno));
+		pthread_barrier_init(&go, NULL, NTHREADS);
+		for (i = 0; i < NTHREADS; i++) {
+			r[i] = (struct racer){ &go, p + (i % 4) * PMD_LEN, i };
+			pthread_create(&tid[i], NULL, racer_main, &r[i]);
+		}
+		for (i = 0; i < NTHREADS; i++) {
+			pthread_join(tid[i], &res);
+			if (res)
+				ret = fz_fail(why, "thread %d saw a non-zero byte in round %d",
+					      i, round);
+		}
+		pthread_barrier_destroy(&go);
+		if (ret == FZ_PASS)
+			ret = check_zero(p, PMD_LEN * 4, why);
+		munmap(p, PMD_LEN * 4);
+	}
+	return ret;
+}
+
+struct puncher {
+	unsigned char *map;
+	size_t len;
+	volatile int stop;
+	long punches;
+};
+
+/* Punch random 4 KiB..2 MiB holes (MADV_REMOVE) until told to stop. */
+static void *puncher_main(void *arg)
+{
+	struct puncher *pu = arg;
+	unsigned int seed = 1;
+
+	while (!pu->stop) {
+		size_t len = (rand_r(&seed) & 1) ? PMD_LEN : fz_page;
+		size_t off = (rand_r(&seed) % (pu->len / len)) * len;
+
+		if (madvise(pu->map + off, len, MADV_REMOVE))
+			return pu;
+		pu->punches++;
+	}
+	return NULL;
+}
+
+/*
+ * Readers first-touch pages while a thread punches holes under them: every
+ * refault allocates and clears again, racing the punch; no one writes, so
+ * every byte read must be zero.
+ */
+static int test_racing_punch(const void *arg, char *why)
+{
+	size_t len = 8 * PMD_LEN, i, round;
+	struct puncher pu = { .len = len };
+	unsigned char *p = map_shared(dev, len, 0);
+	pthread_t tid;
+	void *res;
+	int ret = FZ_PASS;
+
+	(void)arg;
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	pu.map = p;
+	pthread_create(&tid, NULL, puncher_main, &pu);
+	for (round = 0; round < (fz_quick ? 20 : 100) && ret == FZ_PASS; round++)
+		for (i = 0; i < len; i += 512)
+			if (p[i]) {
+				ret = fz_fail(why, "byte %zu is %#x in round %zu", i, p[i], round);
+				break;
+			}
+	pu.stop = 1;
+	pthread_join(tid, &res);
+	if (ret == FZ_PASS && res)
+		ret = fz_fail(why, "MADV_REMOVE: %s", strerror(errno));
+	if (ret == FZ_PASS)
+		fz_diag("%ld holes punched under the readers", pu.punches);
+	munmap(p, len);
+	return ret;
+}
+
+/*
+ * Write a pattern, punch 2 MiB + 4 KiB out of it with MADV_REMOVE, and
+ * touch it again: both devices must read the same bytes.
+ */
+static int test_madv_remove(const void *arg, char *why)
+{
+	size_t len = 8 * PMD_LEN, off = PMD_LEN + 4096, cut = PMD_LEN + 4096;
+	unsigned char *a = map_shared(dev, len, 0), *b = map_shared(ref, len, 0);
+	int ret = FZ_PASS;
+	size_t i;
+
+	(void)arg;
+	if (!a || !b) {
+		ret = fz_fail(why, "mmap: %s", strerror(errno));
+		goto out;
+	}
+	memset(a, PATTERN, len);
+	memset(b, PATTERN, len);
+	if (madvise(a + off, cut, MADV_REMOVE) || madvise(b + off, cut, MADV_REMOVE)) {
+		ret = fz_fail(why, "MADV_REMOVE: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < len; i++) {
+		if (a[i] != b[i]) {
+			ret = fz_fail(why, "byte %zu is %#x, /dev/zero's %#x", i, a[i], b[i]);
+			break;
+		}
+	}
+out:
+	if (a)
+		munmap(a, len);
+	if (b)
+		munmap(b, len);
+	return ret;
+}
+
+/* A child's writes are the parent's: fork shares the object. */
+static int test_fork_shares(const void *arg, char *why)
+{
+	unsigned char *p = map_shared(dev, 2 * PMD_LEN, 0);
+	pid_t pid;
+	int st, ret;
+
+	(void)arg;
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	p[0] = 1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		_exit(p[0] != 1 || p[PMD_LEN + 5] ? 1 : (p[PMD_LEN + 5] = 2, 0));
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || st)
+		ret = fz_fail(why, "the child saw other data (status %#x)", st);
+	else if (p[PMD_LEN + 5] != 2)
+		ret = fz_fail(why, "the child's write is not in the parent's mapping");
+	else
+		ret = check_zero(p + PMD_LEN + 6, PMD_LEN - 6, why);
+	munmap(p, 2 * PMD_LEN);
+	return ret;
+}
+
+/* Grown by mremap: SIGBUS from the object's end, as /dev/zero's. */
+static int test_mremap_grown(const void *arg, char *why)
+{
+	size_t len = 2 * PMD_LEN, big = 4 * PMD_LEN;
+	unsigned char *p = map_shared(dev, len, 0), *q;
+	int ret;
+
+	(void)arg;
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	q = mremap(p, len, big, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED) {
+		munmap(p, len);
+		return fz_fail(why, "mremap: %s", strerror(errno));
+	}
+	ret = check_zero(q, len, why);
+	if (ret == FZ_PASS && fz_probe(q + len, 0) == 0)
+		ret = fz_fail(why, "a load at the object's end gave no signal");
+	munmap(q, big);
+	return ret;
+}
+
+/* The module cannot go while a driver-mode mapping holds its vm_ops. */
+static int test_module_pinned(const void *arg, char *why)
+{
+	unsigned char *p = map_shared(dev, PMD_LEN, 0);
+	int busy;
+
+	(void)arg;
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	p[0] = 1;
+	busy = fz_delete_module("fastzero", O_NONBLOCK) ? errno : 0;
+	munmap(p, PMD_LEN);
+	if (!busy) {
+		fz_load_module("shared_clear=driver");
+		return fz_fail(why, "delete_module succeeded with a mapping alive");
+	}
+	if (busy != EWOULDBLOCK && busy != EBUSY)
+		return fz_fail(why, "delete_module: %s", strerror(busy));
+	return FZ_PASS;
+}
+
+#define FPA	"/sys/kernel/debug/fail_page_alloc/"
+
+/*
+ * Under memory pressure shmem falls back to 4 KiB pages: fail every
+ * page allocation of order 9 and up for this task (fail_page_alloc,
+ * Documentation/fault-injection/fault-injection.rst), then first-touch
+ * 4 MiB: zeros, a fault per page, each page cleared by the driver or the
+ * allocator.  Kernels without fault injection skip.
+ */
+static int test_order0_fallback(const void *arg, char *why)
+{
+	static const char *const set[][2] = {
+		{ "task-filter", "Y" }, { "probability", "100" },
+		{ "interval", "1" }, { "times", "-1" }, { "space", "0" },
+		{ "verbose", "0" }, { "min-order", "9" },
+		{ "ignore-gfp-wait", "N" }, { "ignore-gfp-highmem", "N" },
+	};
+	char old[FZ_ARRAY_SIZE(set)][32], path[128];
+	size_t len = 2 * PMD_LEN, i, n;
+	long d0, f0, faults, done;
+	unsigned char *p;
+	int ret;
+
+	(void)arg;
+	if (access(FPA "min-order", W_OK))
+		return fz_skip(why, "kernel without fail_page_alloc (the debug kernel has it)");
+	for (n = 0; n < FZ_ARRAY_SIZE(set); n++) {
+		snprintf(path, sizeof(path), FPA "%s", set[n][0]);
+		if (fz_read_file(path, old[n], sizeof(old[n])) ||
+		    fz_write_file(path, set[n][1])) {
+			ret = fz_fail(why, "setting %s: %s", path, strerror(errno));
+			goto restore;
+		}
+	}
+	p = map_shared(dev, len, 0);
+	if (!p) {
+		ret = fz_fail(why, "mmap: %s", strerror(errno));
+		goto restore;
+	}
+	d0 = driver_pages();
+	f0 = minflt();
+	if (fz_write_file("/proc/self/make-it-fail", "1")) {
+		ret = fz_fail(why, "make-it-fail: %s", strerror(errno));
+		munmap(p, len);
+		goto restore;
+	}
+	for (i = 0; i < len; i += fz_page)
+		if (p[i + 9])
+			break;
+	fz_write_file("/proc/self/make-it-fail", "0");
+	faults = minflt() - f0;
+	done = driver_pages() - d0;
+	ret = check_zero(p, len, why);
+	munmap(p, len);
+	if (ret == FZ_PASS && done != (long)(len / fz_page))
+		ret = fz_fail(why, "the driver cleared %ld of %zu 4 KiB pages", done, len / fz_page);
+	if (ret == FZ_PASS && faults < (long)(len / fz_page) / 2)
+		ret = fz_fail(why, "%ld faults: huge pages were not refused", faults);
+restore:
+	while (n--) {
+		snprintf(path, sizeof(path), FPA "%s", set[n][0]);
+		fz_write_file(path, old[n]);
+	}
+	return ret;
+}
+
+/* UFFDIO_REGISTER of a mapping for missing faults: 0 or -errno. */
+static int uffd_register(void *p, size_t len)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { (unsigned long)p, len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	int fd = syscall(SYS_userfaultfd, O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, UFFDIO_API, &api) || ioctl(fd, UFFDIO_REGISTER, &reg))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* PR_SET_VMA_ANON_NAME on a mapping: 0 or -errno. */
+static int anon_name(void *p, size_t len)
+{
+	return prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, len,
+		     (unsigned long)"fz") ? -errno : 0;
+}
+
+/*
+ * What the mode gives up, as the README says: with fastzero's vm_ops the
+ * VMA is not shmem to the kernel, so userfaultfd registration fails with
+ * EINVAL and naming it with EBADF, where /dev/zero's mapping takes both.
+ * A kernel that refuses them for /dev/zero's mapping too lacks the feature.
+ */
+static int test_gives_up(const void *arg, char *why)
+{
+	int (*op)(void *, size_t) = arg == (void *)1 ? uffd_register : anon_name;
+	int want = arg == (void *)1 ? -EINVAL : -EBADF;
+	unsigned char *a = map_shared(dev, PMD_LEN, 0), *b = map_shared(ref, PMD_LEN, 0);
+	int ra, rb, ret = FZ_PASS;
+
+	if (!a || !b) {
+		ret = fz_fail(why, "mmap: %s", strerror(errno));
+		goto out;
+	}
+	rb = op(b, PMD_LEN);
+	ra = op(a, PMD_LEN);
+	if (rb)
+		ret = fz_skip(why, "refused for /dev/zero's mapping too: %s", strerror(-rb));
+	else if (ra != want)
+		ret = fz_fail(why, "returned %s, the README says %s",
+			      ra ? strerror(-ra) : "success", strerror(-want));
+out:
+	if (a)
+		munmap(a, PMD_LEN);
+	if (b)
+		munmap(b, PMD_LEN);
+	return ret;
+}
+
+static int reload(const char *params)
+{
+	int err;
+
+	if (fz_delete_module("fastzero", O_NONBLOCK) && errno != ENOENT)
+		return -errno;
+	err = fz_load_module(params);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	static const int how[] = { 0, 1, 2 };
+	char mode[32] = "";
+	int err, reloaded = 0;
+
+	fz_setup(argc, argv, &dev, &ref);
+	if (!fz_module) {
+		fz_report(FZ_SKIP, "shared_clear", "module tests disabled (FZ_MODULE=0)");
+		return fz_exit();
+	}
+	if (fz_quick)
+		map_len = 64 * FZ_MiB;
+	if (fz_read_file(FZ_PARAMS "/shared_clear", mode, sizeof(mode)) == 0 &&
+	    strcmp(mode, "driver")) {
+		close(dev);
+		err = reload("shared_clear=driver");
+		if (err == -EOPNOTSUPP) {
+			reload("");
+			fz_report(FZ_SKIP, "shared_clear_driver",
+				  "this kernel does not export shmem_get_folio() (before 6.12): refused with EOPNOTSUPP");
+			return fz_exit();
+		}
+		if (err) {
+			fz_report(FZ_FAIL, "shared_clear_driver_loads", strerror(-err));
+			reload("");
+			return fz_exit();
+		}
+		dev = open(fz_dev_path, O_RDWR);
+		reloaded = 1;
+	}
+	fz_run(test_first_touch, &how[0], "read_first_touch_after_dirty_memory_is_zero");
+	fz_run(test_first_touch, &how[1], "write_first_touch_after_dirty_memory_is_zero");
+	fz_run(test_first_touch, &how[2], "map_populate_after_dirty_memory_is_zero");
+	fz_run(test_racing_threads, NULL, "racing_threads_on_one_pmd_see_zeros");
+	fz_run(test_order0_fallback, NULL, "huge_allocations_failing_fall_back_to_cleared_4KiB_pages");
+	fz_run(test_racing_punch, NULL, "reads_racing_madv_remove_see_zeros");
+	fz_run(test_madv_remove, NULL, "madv_remove_as_dev_zero");
+	fz_run(test_fork_shares, NULL, "fork_shares_the_object");
+	fz_run(test_mremap_grown, NULL, "mremap_grown_sigbus_from_object_end");
+	fz_run(test_gives_up, (void *)1, "userfaultfd_registration_refused_with_einval");
+	fz_run(test_gives_up, (void *)2, "vma_anon_name_refused_with_ebadf");
+	fz_run(test_module_pinned, NULL, "module_stays_while_mapped");
+	close(dev);
+	if (reloaded)
+		reload("");
+	return fz_exit();
+}
