@@ -16,6 +16,12 @@
  *           the evidence for fz_erms_threshold
  *   chunk   the read path's chunk size (64K..8M) on a 64 MiB and 1 GiB
  *           destination with rep_stosb
+ *   fault   (not in the default set) the clearing a first fault of a 2 MiB
+ *           shared huge page costs, per kernel and mode: the allocator's
+ *           pass (init_on_alloc=1) and shmem's 4 KiB pass, against
+ *           shared_clear=driver's one pass over the folio; 1 GiB walked a
+ *           folio at a time with rep_stosb, the loop of clear_page_erms()
+ *           and of clear_pages() on ERMS CPUs
  *   calibrate (make calibrate, not in the default set) this machine's
  *           erms_threshold and nt_threshold, measured with the driver's
  *           extent policy (driver/policy.h) beside the ones the driver
@@ -40,6 +46,8 @@
  * @workload: result group, e.g. "matrix-1G"
  * @loop: which clear loop
  * @buf: destination, @len bytes, cleared @chunk bytes per loop call
+ * @chunk2: if set, each 2 MiB folio is cleared once more, @chunk2 bytes
+ *          per call, after its first pass (the fault section)
  * @passes: whole-buffer passes per sample (calibrated)
  * @warm: run one untimed pass before each sample (cache-resident buffers)
  * @gbs: samples in GB/s (1e9 bytes per second)
@@ -49,7 +57,7 @@ struct cfg {
 	char workload[BL_NAME_LEN];
 	enum fz_loop loop;
 	char *buf;
-	size_t len, chunk;
+	size_t len, chunk, chunk2;
 	unsigned long passes;
 	bool warm;
 	double gbs[BL_MAX_REPS];
@@ -91,6 +99,20 @@ static struct cfg *add_cfg(const char *workload, enum fz_loop loop, char *buf,
 	return c;
 }
 
+#define FOLIO_LEN	(2u << 20)
+
+/* One pass over the buffer a 2 MiB folio at a time, each cleared twice. */
+static void folio_passes(const struct cfg *c, unsigned long passes)
+{
+	size_t off;
+
+	while (passes--)
+		for (off = 0; off + FOLIO_LEN <= c->len; off += FOLIO_LEN) {
+			loops[c->loop](c->buf + off, FOLIO_LEN, c->chunk, 1);
+			loops[c->loop](c->buf + off, FOLIO_LEN, c->chunk2, 1);
+		}
+}
+
 static uint64_t time_passes(const struct cfg *c, unsigned long passes)
 {
 	uint64_t t0;
@@ -98,7 +120,10 @@ static uint64_t time_passes(const struct cfg *c, unsigned long passes)
 	if (c->warm)
 		loops[c->loop](c->buf, c->len, c->chunk, 1);
 	t0 = bl_now_ns();
-	loops[c->loop](c->buf, c->len, c->chunk, passes);
+	if (c->chunk2)
+		folio_passes(c, passes);
+	else
+		loops[c->loop](c->buf, c->len, c->chunk, passes);
 	return BL_MAX(bl_now_ns() - t0, 1);
 }
 
@@ -393,6 +418,53 @@ static void section_chunk(const struct opts *o, struct bl_report *rep,
 	}
 }
 
+/* --- section: fault, a shared huge page's first-fault clearing ---------- */
+
+/*
+ * What each kernel and mode clears on the first fault of a 2 MiB shmem
+ * folio (driver/shared_clear.c has the sources): first pass, second pass.
+ * The ratio is against the same kernel's shmem default under the same
+ * init_on_alloc; GB/s counts each folio's bytes once.
+ */
+static const struct fault_case {
+	const char *name, *base;
+	size_t first, second;
+} fault_cases[] = {
+	{ "6x-shmem-ioa1", "6x-shmem-ioa1", 4u << 10, 4u << 10 },
+	{ "6x-driver-ioa1", "6x-shmem-ioa1", 4u << 10, 0 },
+	{ "7x-shmem-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 4u << 10 },
+	{ "7x-driver-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 0 },
+	{ "shmem-ioa0", "shmem-ioa0", 4u << 10, 0 },
+	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0 },
+};
+
+static void section_fault(const struct opts *o, struct bl_report *rep,
+			  char *buf)
+{
+	size_t len = 1u << 30;
+	unsigned int i, j, from;
+
+	for (i = 0; i < BL_ARRAY_SIZE(fault_cases); i++) {
+		const struct fault_case *f = &fault_cases[i];
+		char wl[BL_NAME_LEN];
+		struct cfg *c;
+
+		snprintf(wl, sizeof(wl), "fault-%s", f->name);
+		c = add_cfg(wl, FZ_LOOP_STOSB, buf, len, f->first);
+
+		c->chunk2 = f->second;
+	}
+	run_cfgs(o, "fault");
+	from = rep->nres;
+	collect(rep, o->reps, false);
+	for (i = 0; i < BL_ARRAY_SIZE(fault_cases); i++)
+		for (j = 0; j < BL_ARRAY_SIZE(fault_cases); j++)
+			if (!strcmp(fault_cases[j].name, fault_cases[i].base))
+				rep->res[from + i].ratio =
+					rep->res[from + i].st.med /
+					rep->res[from + j].st.med;
+}
+
 /* --- section: calibrate, this machine's thresholds ---------------------- */
 
 /* Read sizes for the non-temporal crossover: the driver's extents and up. */
@@ -564,7 +636,7 @@ static void self_test(char *buf)
 static void usage(void)
 {
 	fputs("usage: clearbench [--quick] [--reps N] [--target-ms MS] [--csv FILE] [--json]\n"
-	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk,calibrate]\n"
+	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk,fault,calibrate]\n"
 	      "                  [--bufs 1M,1G] [--chunks 4K,2M] [--loops rep_stosb,unrolled]\n"
 	      "                  [--chunk-dests 64M,1G] [--chunk-loop NAME] [--erms-threshold BYTES]\n"
 	      "  Times driver/clear_loops.S in userspace. GB/s = 1e9 bytes/s; spread =\n"
@@ -694,6 +766,8 @@ static size_t largest(const struct opts *o)
 		m = BL_MAX(m, o->dests[i]);
 	if (strstr(o->sections, "calibrate"))
 		m = BL_MAX(m, cal_max(o));
+	if (strstr(o->sections, "fault"))
+		m = BL_MAX(m, (size_t)1 << 30);
 	return m;
 }
 
@@ -730,6 +804,8 @@ int main(int argc, char **argv)
 		section_short(&o, &rep, buf);
 	if (strstr(o.sections, "chunk"))
 		section_chunk(&o, &rep, buf);
+	if (strstr(o.sections, "fault"))
+		section_fault(&o, &rep, buf);
 	if (strstr(o.sections, "calibrate"))
 		section_calibrate(&o, &rep, buf);
 	bl_note(&rep, "runtime_s", "%.1f", (bl_now_ns() - t0) / 1e9);
