@@ -8,9 +8,9 @@
  * shmem_get_folio_gfp() again, 4 KiB at a time (its "clear:" label), the
  * loop the clear_pages() series exists to replace.  In this mode the VMA
  * gets a copy of shmem's vm_ops whose ->fault first allocates the folio of
- * a whole PMD range through shmem_get_folio(SGP_WRITE), which adds it to
- * the page cache locked and not uptodate, uncleared, as for a write(2)
- * that will fill it.  fastzero then clears it once, with fz_clear_pages()
+ * a whole PMD range through shmem_get_folio(SGP_FALLOC), which adds it to
+ * the page cache locked and not uptodate, uncleared, as fallocate() does.
+ * fastzero then clears it once, with fz_clear_pages()
  * over the whole folio, or not at all when the allocator already did
  * (fz_alloc_needs_zeroing()), marks it uptodate and unlocks it; shmem's own
  * ->fault finds it in the cache and maps it with one PMD (finish_fault()).
@@ -105,17 +105,22 @@ static void fz_shared_fill(struct vm_fault *vmf, pgoff_t start)
 	struct folio *folio;
 	int err;
 
+	/*
+	 * SGP_FALLOC, not SGP_WRITE: both leave a new folio uncleared, but
+	 * SGP_WRITE also marks it referenced (and an existing one accessed)
+	 * for the write(2) about to fill it, and reclaim would then activate
+	 * every such folio on its first scan instead of ageing it as the
+	 * folios of shmem's own fault (SGP_CACHE).  SGP_FALLOC clears an
+	 * existing !uptodate (fallocated) folio itself.
+	 */
 	memcg = get_mem_cgroup_from_mm(vma->vm_mm);
 	old = set_active_memcg(memcg);
-	err = shmem_get_folio(inode, vmf->pgoff, write_end, &folio, SGP_WRITE);
+	err = shmem_get_folio(inode, vmf->pgoff, write_end, &folio, SGP_FALLOC);
 	set_active_memcg(old);
 	mem_cgroup_put(memcg);
 	if (err)
 		return;
-	/*
-	 * Not uptodate under the folio lock: new, or fallocated and never
-	 * written or mapped; either way what the allocator handed out.
-	 */
+	/* Not uptodate under the folio lock: new, as the allocator gave it. */
 	if (!folio_test_uptodate(folio)) {
 		if (fz_alloc_needs_zeroing()) {
 			fz_clear_pages(folio_address(folio),
