@@ -8,16 +8,20 @@
 #                  required: one that cannot be fetched/built counts as a
 #                  failure.  "newest" is the newest kernel in sid or
 #                  experimental, skipped (and said) when it is one tested
-#                  already.  ("6.12-debug" boots the debug kernel under
-#                  every FZ_CPUS model; its own tier below does one.)
+#                  already.  ("6.12-debug" or "7-debug" boots a debug
+#                  kernel under every FZ_CPUS model; its tier below does one.)
 #   FZ_CPUS        QEMU -cpu strings (default: every FZ_CPU_MODELS entry)
 #   FZ_VM_TIMEOUT  seconds per boot (default 600)
-#   FZ_FULL_ALL    1: full-size loads on every CPU model, not only the first
+#   FZ_FULL_KERNEL the kernel id whose first CPU model runs the full-size
+#                  loads (default 7: sid's own kernel); every other boot
+#                  runs the quick ones (FZ_QUICK=1)
+#   FZ_FULL_ALL    1: full-size loads in every boot
 #   FZ_FUZZ        0: leave out the suite's differential fuzzer (t_fuzz; default 1)
 #   FZ_DEBIAN_GUEST 0: leave out the Debian guest tier (debian-guest.sh)
-#   FZ_DEBUG_KERNEL 1 / 0 / auto (default): the debug kernel tier, see
-#                  run_debug_kernel (auto: when built, or when its build fits
-#                  in FZ_BUDGET_MIN minutes, 85, from the start)
+#   FZ_DEBIAN_BESIDE 0: run that tier before the matrix, not beside it
+#   FZ_DEBUG_KERNELS the debug kernel tier's kernels (default "6.12-debug
+#                  7-debug", compiled while the other tiers run; "none":
+#                  no debug tier), see run_debug_kernel
 #   FZ_MODULE_SRC  tree with Kbuild + driver/ (default: the repo)
 #   FZ_RESULTS     where guest logs go (default $FZ_CACHE/logs/check-<time>)
 # Output: a results block per kernel/CPU, then as the very last line
@@ -60,6 +64,8 @@ FZ_CPU_MODELS=(
 )
 FZ_KERNELS=${FZ_KERNELS:-6.1 6.12 7 newest}
 [[ $FZ_KERNELS != none ]] || FZ_KERNELS=
+FZ_DEBUG_KERNELS=${FZ_DEBUG_KERNELS:-6.12-debug 7-debug}
+[[ $FZ_DEBUG_KERNELS != none ]] || FZ_DEBUG_KERNELS=
 FZ_CPUS=${FZ_CPUS:-$(printf '%s\n' "${FZ_CPU_MODELS[@]}" | cut -d: -f1 | tr '\n' ' ')}
 FZ_VM_TIMEOUT=${FZ_VM_TIMEOUT:-600}
 FZ_RESULTS=${FZ_RESULTS:-$FZ_CACHE/logs/check-$(date +%Y%m%d-%H%M%S)}
@@ -85,10 +91,11 @@ result() {
 # The guest command: suite, then (with the module reloaded: the suite ends
 # by unloading it) the benchmark smoke test and the 4 GiB dd acceptance check.
 # "FZ: phase NAME UPTIME" lines time each part for the CI budget.  The
-# first CPU model of each kernel runs everything at full size (FZ_QUICK=0)
-# and the benchmark smoke test (every fio job, fzbench; it does not depend
-# on the CPU model); the others the same suite with smaller loads
-# (FZ_QUICK=1: shorter fuzz, smaller big reads and mappings).
+# first CPU model of each kernel runs the benchmark smoke test (every fio
+# job, fzbench; it does not depend on the CPU model).  One boot, the first
+# CPU model of FZ_FULL_KERNEL, runs the suite at full size (FZ_QUICK=0);
+# the others run the same tests with smaller loads (FZ_QUICK=1: a shorter
+# fuzz, smaller big reads and mappings), the same code at less cost.
 # shellcheck disable=SC2016 # expanded by the guest's shell
 GUEST_CMD='phase() { echo "FZ: phase $1 $(cut -d" " -f1 /proc/uptime)"; }
 phase suite; sh ./run-suite.sh; echo "FZ: suite rc=$?"
@@ -362,10 +369,12 @@ boot_one() {
 	local want got bad try spoiled again=
 	log=$FZ_RESULTS/$(fz_sanitize "$kid")-$(fz_sanitize "$cpu").log
 	printf -- '---- kernel %s (%s) / cpu %s ----\n' "$kid" "$kver" "$cpu"
-	local env_line='' append quick=1
-	[[ $cpu != "${FZ_CPUS%% *}" && -z ${FZ_FULL_ALL:-} ]] || quick=0
-	[[ -z ${BOOT_QUICK:-} ]] || quick=$BOOT_QUICK
-	env_line="export FZ_QUICK=$quick SMOKE_ALL=$((1 - quick)) FZ_FUZZ=${FZ_FUZZ:-1} ${BOOT_ENV:-}"
+	local env_line='' append quick=1 smoke=0
+	[[ $cpu != "${FZ_CPUS%% *}" ]] || smoke=1
+	[[ $smoke == 0 || $kid != "${FZ_FULL_KERNEL:-7}" ]] || quick=0
+	[[ -z ${FZ_FULL_ALL:-} ]] || quick=0
+	[[ -z ${BOOT_QUICK:-} ]] || quick=$BOOT_QUICK smoke=0
+	env_line="export FZ_QUICK=$quick SMOKE_ALL=$smoke FZ_FUZZ=${FZ_FUZZ:-1} ${BOOT_ENV:-}"
 	if want=$(model_field "$cpu" 2); then env_line+=" FZ_EXPECT_VARIANT=$want"; fi
 	append=$(model_field "$cpu" 3) || append=''
 	append+=${BOOT_APPEND:+${append:+ }$BOOT_APPEND}
@@ -444,6 +453,28 @@ $GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"
 
 # ---------- per kernel ----------
 
+# cold_or_warm WHAT LOG: CW=cold when LOG shows that something was fetched
+# or built (debootstrap, a download, a package install, the guest's image),
+# and WHAT is remembered for the time table's total; else CW=warm.
+COLD=()
+cold_or_warm() {
+	CW=warm
+	if grep -qsE 'downloading|debootstrap|installing|building the Debian guest image' "$2"; then
+		COLD+=("$1")
+		CW=cold
+	fi
+}
+
+# run_kind: the time table's verdict on the whole run.
+run_kind() {
+	if ((${#COLD[@]})); then
+		local IFS=,
+		echo "cold: fetched or built ${COLD[*]}"
+	else
+		echo "warm: everything was in $FZ_CACHE"
+	fi
+}
+
 # kernel_one KID PAYLOAD
 kernel_one() {
 	local kid=$1 payload=$2 out kver='' ko reason cpu blog t0=$SECONDS
@@ -469,7 +500,9 @@ kernel_one() {
 		return 0
 	fi
 	result ok "$kid ($kver): module builds W=1 clean"
-	SUMMARY+=("$(printf '%-6s %-22s fetch + module build (%d s)' "$kid" "$kver" $((SECONDS - t0)))")
+	cold_or_warm "kernel $kid" "$FZ_RESULTS/kernel-$kid.log"
+	SUMMARY+=("$(printf '%-6s %-22s fetch + module build (%d s, %s)' "$kid" "$kver" \
+		$((SECONDS - t0)) "$CW")")
 	for cpu in $FZ_CPUS; do
 		boot_one "$kid" "$kver" "$cpu" "$ko" "$payload"
 	done
@@ -477,71 +510,111 @@ kernel_one() {
 
 # ---------- Debian guest tier ----------
 
-# run_debian_guest: tests/vm/debian-guest.sh boots a full Debian 12 guest
+# start_debian_guest: tests/vm/debian-guest.sh boots a full Debian 12 guest
 # that does what a new user does (README, make install, DKMS, udev,
-# modprobe.d, modules-load.d, signing, native make bench); each of its TAP
-# lines is one result.  FZ_DEBIAN_GUEST=0 skips it.
-run_debian_guest() {
-	local line out rc=0 f0=$FAILED p0=$PASSED t0
+# modprobe.d, modules-load.d, signing, native make bench).  It runs in the
+# background, beside the matrix's boots (FZ_DEBIAN_BESIDE=0: before them):
+# its steps are DKMS builds, apt and depmod, mostly one busy vCPU, so the
+# two guests share the 2 cores instead of each leaving one idle.
+# finish_debian_guest waits for it and counts its TAP lines.
+# FZ_DEBIAN_GUEST=0 skips it.
+start_debian_guest() {
+	DEBIAN_PID=
+	[[ ${FZ_DEBIAN_GUEST:-1} != 0 ]] || return 0
+	(
+		t0=$(date +%s) rc=0
+		"$FZ_VM_DIR/debian-guest.sh" >"$FZ_RESULTS/debian-guest.tap" \
+			2>"$FZ_RESULTS/debian-guest.log" || rc=$?
+		echo "$rc $(($(date +%s) - t0))" >"$FZ_RESULTS/debian-guest.rc"
+	) &
+	DEBIAN_PID=$!
+	[[ ${FZ_DEBIAN_BESIDE:-1} != 0 ]] || finish_debian_guest
+}
+
+finish_debian_guest() {
+	local line rc secs f0=$FAILED p0=$PASSED
+	[[ -n $DEBIAN_PID ]] || return 0
 	echo "==== debian guest ===="
-	if [[ ${FZ_DEBIAN_GUEST:-1} == 0 ]]; then
-		echo "  (skipped: FZ_DEBIAN_GUEST=0)"
-		return 0
-	fi
-	t0=$(date +%s)
-	out=$("$FZ_VM_DIR/debian-guest.sh" 2>"$FZ_RESULTS/debian-guest.log") || rc=$?
+	wait "$DEBIAN_PID" || true
+	DEBIAN_PID=
+	read -r rc secs <"$FZ_RESULTS/debian-guest.rc" || rc=none secs=0
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*) result ok "debian guest: ${line#ok - }" ;;
 		"not ok - "*) result fail "debian guest: ${line#not ok - }" ;;
 		"# "*) printf '        %s\n' "${line#\# }" ;;
 		esac
-	done <<<"$out"
-	if ((rc != 0 && FAILED == f0)); then
+	done <"$FZ_RESULTS/debian-guest.tap"
+	if [[ $rc != 0 && $FAILED == "$f0" ]]; then
 		result fail "debian guest: debian-guest.sh exited $rc" "log: $FZ_RESULTS/debian-guest.log"
 	fi
-	SUMMARY+=("$(printf '%-6s %-22s %4d passed, %d failed (%d s)' debian '12 guest, 6.12' \
-		$((PASSED - p0)) $((FAILED - f0)) $(($(date +%s) - t0)))")
+	cold_or_warm "the Debian image" "$FZ_RESULTS/debian-guest.log"
+	SUMMARY+=("$(printf '%-6s %-22s %4d passed, %d failed (%d s%s, %s)' debian '12 guest, 6.12' \
+		$((PASSED - p0)) $((FAILED - f0)) "$secs" \
+		"$([[ ${FZ_DEBIAN_BESIDE:-1} == 0 ]] || echo ', beside the matrix')" "$CW")")
 }
 
 # ---------- debug kernel tier ----------
 
-# run_debug_kernel T0: the suite once more on the 6.12 debug kernel (KASAN,
+# start_debug_builds: compile the FZ_DEBUG_KERNELS (debug-kernel.sh) in the
+# background, one after the other, as SCHED_IDLE: they get the CPU time the
+# tiers before leave idle (a TCG guest keeps about one of the 2 cores busy)
+# and give it back at once when a guest wants it.  Each writes
+# debug-build-ID.{log,rc}; run_debug_kernel waits for them.
+start_debug_builds() {
+	local id
+	DEBUG_BUILD_PID=
+	[[ -n $FZ_DEBUG_KERNELS ]] || return 0
+	for id in $FZ_DEBUG_KERNELS; do
+		[[ $id == *-debug ]] || result fail "FZ_DEBUG_KERNELS: '$id' is not a debug kernel id"
+	done
+	(
+		for id in $FZ_DEBUG_KERNELS; do
+			rc=0
+			chrt --idle 0 "$FZ_VM_DIR/debug-kernel.sh" "${id%-debug}" \
+				>/dev/null 2>"$FZ_RESULTS/debug-build-$id.log" || rc=$?
+			echo "$rc" >"$FZ_RESULTS/debug-build-$id.rc"
+		done
+	) &
+	DEBUG_BUILD_PID=$!
+}
+
+# run_debug_kernel PAYLOAD: the suite once more on each debug kernel (KASAN,
 # kmemleak, lockdep, DEBUG_VM, DEBUG_ATOMIC_SLEEP, fault injection: t_fail
-# runs there), -cpu max, quick loads, a long fuzz (FZ_DEBUG_FUZZ_OPS), with
-# shared_clear=driver, the mode with the most module code on the fault path
-# (the debug config has init_on_alloc=0: the driver's clear runs).
-# FZ_DEBUG_KERNEL: 1 always, 0 never, auto (default): when the kernel is in
-# the cache, or when compiling it (FZ_DEBUG_BUILD_MIN, measured on 2 cores)
-# and booting it (FZ_DEBUG_BOOT_MIN) still fit in FZ_BUDGET_MIN minutes
-# since make check began (CI stops a run at 90).  Not building it is said
-# in the summary, not counted as a failure.
+# runs there), -cpu max, quick loads, a fuzz of up to FZ_DEBUG_FUZZ_SECONDS
+# (120) each, with shared_clear=driver, the mode with the most module code
+# on the fault path (debug.config has no init_on_alloc: the driver's clear
+# runs).  Always run, cold or warm; a kernel that fails to build is a FAIL.
 run_debug_kernel() {
-	local t0=$1 want=${FZ_DEBUG_KERNEL:-auto} budget=${FZ_BUDGET_MIN:-85}
-	local left need f0=$FAILED p0=$PASSED t1
-	echo "==== debug kernel ===="
-	left=$(((budget * 60 - ($(date +%s) - t0)) / 60))
-	need=$((${FZ_DEBUG_BUILD_MIN:-20} + ${FZ_DEBUG_BOOT_MIN:-12}))
-	case $want in
-	0)
-		echo "  (skipped: FZ_DEBUG_KERNEL=0)"
+	local payload=$1 id t0 t1 f0 p0 rc how
+	echo "==== debug kernels ===="
+	if [[ -z $FZ_DEBUG_KERNELS ]]; then
+		echo "  (none: FZ_DEBUG_KERNELS=none)"
 		return 0
-		;;
-	auto)
-		if ! "$FZ_VM_DIR/debug-kernel.sh" --built >/dev/null 2>&1 && ((left < need)); then
-			echo "  (not built: compiling and booting it takes ~$need min, $left min left of $budget)"
-			SUMMARY+=("$(printf '%-6s %-22s not built: ~%d min needed, %d left' debug 6.12-debug "$need" "$left")")
-			return 0
+	fi
+	t0=$(date +%s)
+	[[ -z $DEBUG_BUILD_PID ]] || wait "$DEBUG_BUILD_PID" || true
+	SUMMARY+=("$(printf '%-6s %-22s waited %d s for the compiles' debug - $(($(date +%s) - t0)))")
+	for id in $FZ_DEBUG_KERNELS; do
+		f0=$FAILED p0=$PASSED t1=$(date +%s)
+		rc=$(cat "$FZ_RESULTS/debug-build-$id.rc" 2>/dev/null || echo none)
+		how=$(sed -n 's/.*debug kernel built in \([0-9]*\) s$/cold: compiled in \1 s, beside the tiers above/p' \
+			"$FZ_RESULTS/debug-build-$id.log" 2>/dev/null)
+		if [[ $rc != 0 ]]; then
+			result fail "$id: debug kernel builds" "status $rc, log: $FZ_RESULTS/debug-build-$id.log"
+			tail -n 20 "$FZ_RESULTS/debug-build-$id.log" 2>/dev/null | sed 's/^/        /'
+			SUMMARY+=("$(printf '%-6s %-22s BUILD FAILED: not booted' debug "$id")")
+			continue
 		fi
-		;;
-	esac
-	t1=$(date +%s)
-	FZ_CPUS=max BOOT_QUICK=1 FZ_VM_TIMEOUT=${FZ_DEBUG_TIMEOUT:-1800} \
-		BOOT_APPEND=fastzero.shared_clear=driver \
-		BOOT_ENV="FZ_FUZZ_OPS=${FZ_DEBUG_FUZZ_OPS:-10000} FZ_FUZZ_SECONDS=240 FZ_TIMEOUT=900" \
-		kernel_one 6.12-debug "$2"
-	SUMMARY+=("$(printf '%-6s %-22s %4d passed, %d failed (%d s with the build)' debug 6.12-debug \
-		$((PASSED - p0)) $((FAILED - f0)) $(($(date +%s) - t1)))")
+		result ok "$id: debug kernel builds (${how:-warm: cached})"
+		[[ -z $how ]] || COLD+=("$id")
+		FZ_CPUS=max BOOT_QUICK=1 FZ_VM_TIMEOUT=${FZ_DEBUG_TIMEOUT:-1800} \
+			BOOT_APPEND=fastzero.shared_clear=driver \
+			BOOT_ENV="FZ_FUZZ_OPS=${FZ_DEBUG_FUZZ_OPS:-10000} FZ_FUZZ_SECONDS=${FZ_DEBUG_FUZZ_SECONDS:-120} FZ_TIMEOUT=900" \
+			kernel_one "$id" "$payload"
+		SUMMARY+=("$(printf '%-6s %-22s %4d passed, %d failed (%d s; build: %s)' debug "$id" \
+			$((PASSED - p0)) $((FAILED - f0)) $(($(date +%s) - t1)) "${how:-warm: cached}")")
+	done
 }
 
 # Keep the 10 newest check-* result dirs.
@@ -571,13 +644,16 @@ main() {
 	payload=$FZ_RESULTS/payload
 	build_payload "$payload"
 	SUMMARY+=("$(printf '%-6s %-22s host deps, lint, payload (%d s)' host - $(($(date +%s) - t0)))")
+	start_debug_builds
+	start_debian_guest
 	for kid in $FZ_KERNELS; do
 		kernel_one "$kid" "$payload"
 	done
-	run_debian_guest
-	run_debug_kernel "$t0" "$payload"
-	echo "==== summary ($(($(date +%s) - t0)) s) ===="
+	finish_debian_guest
+	run_debug_kernel "$payload"
+	echo "==== time table: every tier and boot ($(fz_accel), $(nproc) CPUs) ===="
 	printf '  %s\n' "${SUMMARY[@]}"
+	printf '  %-6s %-22s %d s (%s)\n' total - $(($(date +%s) - t0)) "$(run_kind)"
 	[[ -z ${FZ_RESULTS:-} ]] || echo "  logs: $FZ_RESULTS"
 	echo "$PASSED passed, $FAILED failed"
 	((FAILED == 0))

@@ -12,8 +12,9 @@
 # (FZ_CHROOT is empty, headers go to /usr/src via apt). The newest version that has
 # both an image package and a headers package wins. A resolved id is remembered in
 # $FZ_CACHE/kernels/<id>.env; set FZ_REFRESH=1 to look for a newer version.
-# Id 6.12-debug is a debug kernel (KASAN, kmemleak, lockdep) built locally by
-# debug-kernel.sh: VMLINUZ is its bzImage and KDIR its build tree.
+# Ids 6.12-debug and 7-debug are debug kernels (KASAN, kmemleak, lockdep, fault
+# injection) built locally by debug-kernel.sh: VMLINUZ is its bzImage and KDIR
+# its build tree (7-debug's inside the sid chroot).
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -41,17 +42,23 @@ fz_sid_ensure() {
 	)
 }
 
-# fz_sid_run CMD...: run a command in the sid chroot with /proc mounted
-# (objtool needs it). Serialised by the "sid" lock; proc is unmounted after.
+# fz_sid_exec CMD...: run a command in the sid chroot, with a /proc (objtool
+# needs it) of its own: mounted in a private mount namespace, it goes away
+# with the command and no other run's /proc is touched.  Takes no lock: for
+# the debug kernel's compile, which must not hold up the module builds.
+fz_sid_exec() {
+	# shellcheck disable=SC2016 # expanded by that sh
+	unshare --mount --propagation private /bin/sh -c \
+		'r=$1; shift; mount -t proc proc "$r/proc" && exec chroot "$r" "$@"' fz-sid \
+		"$FZ_SID_ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# fz_sid_run CMD...: fz_sid_exec under the "sid" lock (apt, module builds).
 fz_sid_run() {
 	(
 		fz_lock sid
-		local rc=0
-		mountpoint -q "$FZ_SID_ROOT/proc" || mount -t proc proc "$FZ_SID_ROOT/proc"
-		chroot "$FZ_SID_ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-			HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@" || rc=$?
-		umount "$FZ_SID_ROOT/proc" || umount -l "$FZ_SID_ROOT/proc" || true
-		exit "$rc"
+		fz_sid_exec "$@"
 	)
 }
 
@@ -342,19 +349,22 @@ fz_fetch() {
 	)
 }
 
-# fz_debug_resolve ID: "6.12-debug", a KASAN/kmemleak/lockdep kernel built from
-# Debian's linux-source-6.12 by debug-kernel.sh (first use: ~15 min compile).
+# fz_debug_resolve ID: "6.12-debug" or "7-debug", a KASAN/kmemleak/lockdep
+# kernel built from Debian's linux-source by debug-kernel.sh (first use: ~8
+# min compile).
 fz_debug_resolve() {
 	local out
-	[[ $1 == 6.12-debug ]] || fz_die "no debug kernel recipe for id '$1' (only 6.12-debug)"
-	out=$("$FZ_VM_DIR/debug-kernel.sh") || fz_die "debug kernel $1 could not be built"
+	[[ $1 == 6.12-debug || $1 == 7-debug ]] ||
+		fz_die "no debug kernel recipe for id '$1' (6.12-debug, 7-debug)"
+	out=$("$FZ_VM_DIR/debug-kernel.sh" "${1%-debug}") || fz_die "debug kernel $1 could not be built"
 	KID=$1
 	KVER=$(sed -n 's/^KVER=//p' <<<"$out")
 	VMLINUZ=$(sed -n 's/^VMLINUZ=//p' <<<"$out")
 	KDIR=$(sed -n 's/^KDIR=//p' <<<"$out")
+	FZ_CHROOT=$(sed -n 's/^FZ_CHROOT=//p' <<<"$out")
 	KMODS=	# zram is built in
-	FZ_CHROOT=
-	[[ -n $KVER && -s $VMLINUZ && -f $KDIR/Makefile ]] || fz_die "debug kernel $1: bad build output"
+	[[ -n $KVER && -s $VMLINUZ && -f $FZ_CHROOT$KDIR/Makefile ]] ||
+		fz_die "debug kernel $1: bad build output"
 	export KID KVER VMLINUZ KDIR KMODS FZ_CHROOT
 }
 
