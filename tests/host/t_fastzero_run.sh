@@ -126,13 +126,17 @@ else
 		cannot "unprivileged" "no setpriv (util-linux)"
 	else
 		nb=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+		# a copy nobody can run: the checkout may sit where nobody
+		# cannot look (a clone under /root, mode 0700)
+		chmod 755 "$T"
+		install -m 755 "$FZR" "$T/fastzero-run.nobody"
 		if "${nb[@]}" unshare --user --map-root-user --mount true 2>/dev/null; then
-			out=$(cd / && FASTZERO_DEV=/dev/null "${nb[@]}" "$FZR" sh -c \
+			out=$(cd / && FASTZERO_DEV=/dev/null "${nb[@]}" "$T/fastzero-run.nobody" sh -c \
 				'echo "$(id -u) $(head -c 16 /dev/zero | wc -c)"; umount /dev/zero 2>/dev/null && echo unmounted; exit 7')
 			rc=$?
 			is "$out|$rc" "$(id -u nobody) 0|7" "unprivileged (user namespace): runs as the caller, reads the stand-in, cannot unmount it, status passed"
 		else
-			out=$(cd / && FASTZERO_DEV=/dev/null "${nb[@]}" "$FZR" true 2>&1)
+			out=$(cd / && FASTZERO_DEV=/dev/null "${nb[@]}" "$T/fastzero-run.nobody" true 2>&1)
 			rc=$?
 			is "$rc" 77 "unprivileged, user namespaces refused: exit 77 ($out)"
 		fi
