@@ -445,6 +445,25 @@ static int anon_name(void *p, size_t len)
  * EINVAL: no CONFIG_ANON_VMA_NAME) means the kernel lacks the feature;
  * refused with anything else, the test could not run.
  */
+/*
+ * mremap() moving a range of three VMAs (a read-only page in the middle)
+ * in one call: 7.x does it for shmem's VMAs (vma_multi_allowed() in
+ * mm/mremap.c), 6.12 refuses it for every mapping with EFAULT.
+ */
+static int multi_vma_move(void *p, size_t len)
+{
+	void *t = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	int ret = 0;
+
+	if (t == MAP_FAILED)
+		return -errno;
+	if (mprotect((char *)p + len / 2, fz_page, PROT_READ) ||
+	    mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, t) == MAP_FAILED)
+		ret = -errno;
+	munmap(t, len);	/* the moved range, or the unused reservation */
+	return ret;
+}
+
 struct gives_up {
 	int (*op)(void *p, size_t len);
 	int want, absent;
@@ -502,6 +521,7 @@ int main(int argc, char **argv)
 	static const struct gives_up gives_up[] = {
 		{ uffd_register, -EINVAL, -ENOSYS },
 		{ anon_name, -EBADF, -EINVAL },
+		{ multi_vma_move, -EFAULT, -EFAULT },
 	};
 	char mode[32] = "";
 	int err, reloaded = 0;
@@ -542,6 +562,7 @@ int main(int argc, char **argv)
 	fz_run(test_mremap_grown, NULL, "mremap_grown_sigbus_from_object_end");
 	fz_run(test_gives_up, &gives_up[0], "userfaultfd_registration_refused_with_einval");
 	fz_run(test_gives_up, &gives_up[1], "vma_anon_name_refused_with_ebadf");
+	fz_run(test_gives_up, &gives_up[2], "mremap_moving_three_vmas_refused_with_efault");
 	fz_run(test_module_pinned, NULL, "module_stays_while_mapped");
 	close(dev);
 	if (reloaded)

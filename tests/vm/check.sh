@@ -560,7 +560,8 @@ finish_debian_guest() {
 # background, one after the other, as SCHED_IDLE: they get the CPU time the
 # tiers before leave idle (a TCG guest keeps about one of the 2 cores busy)
 # and give it back at once when a guest wants it.  Each writes
-# debug-build-ID.{log,rc}; run_debug_kernel waits for them.
+# debug-build-ID.{log,rc}; run_debug_kernel boots each kernel as soon as
+# its rc is there, the next one compiling beside that boot.
 start_debug_builds() {
 	local id
 	DEBUG_BUILD_PID=
@@ -592,10 +593,12 @@ run_debug_kernel() {
 		echo "  (none: FZ_DEBUG_KERNELS=none)"
 		return 0
 	fi
-	t0=$(date +%s)
-	[[ -z $DEBUG_BUILD_PID ]] || wait "$DEBUG_BUILD_PID" || true
-	SUMMARY+=("$(printf '%-6s %-22s waited %d s for the compiles' debug - $(($(date +%s) - t0)))")
 	for id in $FZ_DEBUG_KERNELS; do
+		t0=$(date +%s)
+		while [[ ! -e $FZ_RESULTS/debug-build-$id.rc ]] && kill -0 "$DEBUG_BUILD_PID" 2>/dev/null; do
+			sleep 5
+		done
+		SUMMARY+=("$(printf '%-6s %-22s waited %d s for its compile' debug "$id" $(($(date +%s) - t0)))")
 		f0=$FAILED p0=$PASSED t1=$(date +%s)
 		rc=$(cat "$FZ_RESULTS/debug-build-$id.rc" 2>/dev/null || echo none)
 		how=$(sed -n 's/.*debug kernel built in \([0-9]*\) s$/cold: compiled in \1 s, beside the tiers above/p' \
