@@ -438,14 +438,6 @@ static int anon_name(void *p, size_t len)
 }
 
 /*
- * What the mode gives up, as the README says: with fastzero's vm_ops the
- * VMA is not shmem to the kernel, so userfaultfd registration fails with
- * EINVAL and naming it with EBADF, where /dev/zero's mapping takes both.
- * /dev/zero's mapping refused with @absent (ENOSYS: no CONFIG_USERFAULTFD;
- * EINVAL: no CONFIG_ANON_VMA_NAME) means the kernel lacks the feature;
- * refused with anything else, the test could not run.
- */
-/*
  * mremap() moving a range of three VMAs (a read-only page in the middle)
  * in one call: 7.x does it for shmem's VMAs (vma_multi_allowed() in
  * mm/mremap.c), 6.12 refuses it for every mapping with EFAULT.
@@ -464,6 +456,16 @@ static int multi_vma_move(void *p, size_t len)
 	return ret;
 }
 
+/*
+ * What the mode gives up, as the README says: with fastzero's vm_ops the
+ * VMA is not shmem to the kernel, so userfaultfd registration fails with
+ * EINVAL, naming it with EBADF and moving several of its VMAs at once with
+ * EFAULT, where /dev/zero's mapping takes all three.
+ * /dev/zero's mapping refused with @absent (ENOSYS: no CONFIG_USERFAULTFD;
+ * EINVAL: no CONFIG_ANON_VMA_NAME; EFAULT: before 7.x) means the kernel
+ * lacks the feature;
+ * refused with anything else, the test could not run.
+ */
 struct gives_up {
 	int (*op)(void *p, size_t len);
 	int want, absent;
