@@ -463,8 +463,7 @@ static int multi_vma_move(void *p, size_t len)
  * EFAULT, where /dev/zero's mapping takes all three.
  * /dev/zero's mapping refused with @absent (ENOSYS: no CONFIG_USERFAULTFD;
  * EINVAL: no CONFIG_ANON_VMA_NAME; EFAULT: before 7.x) means the kernel
- * lacks the feature;
- * refused with anything else, the test could not run.
+ * lacks the feature; refused with anything else, the test could not run.
  */
 struct gives_up {
 	int (*op)(void *p, size_t len);
