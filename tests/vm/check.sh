@@ -18,7 +18,8 @@
 #   FZ_FULL_ALL    1: full-size loads in every boot
 #   FZ_FUZZ        0: leave out the suite's differential fuzzer (t_fuzz; default 1)
 #   FZ_DEBIAN_GUEST 0: leave out the Debian guest tier (debian-guest.sh)
-#   FZ_DEBIAN_BESIDE 0: run that tier before the matrix, not beside it
+#   FZ_SID_DEBS    0: leave out the sid packages tier (sid-debs.sh)
+#   FZ_DEBIAN_BESIDE 0: run those tiers before the matrix, not beside it
 #   FZ_DEBUG_KERNELS the debug kernel tier's kernels (default "6.12-debug
 #                  7-debug", compiled while the other tiers run; "none":
 #                  no debug tier), see run_debug_kernel
@@ -69,6 +70,9 @@ FZ_DEBUG_KERNELS=${FZ_DEBUG_KERNELS:-6.12-debug 7-debug}
 FZ_CPUS=${FZ_CPUS:-$(printf '%s\n' "${FZ_CPU_MODELS[@]}" | cut -d: -f1 | tr '\n' ' ')}
 FZ_VM_TIMEOUT=${FZ_VM_TIMEOUT:-600}
 FZ_RESULTS=${FZ_RESULTS:-$FZ_CACHE/logs/check-$(date +%Y%m%d-%H%M%S)}
+# One version per kernel id for the whole run, whoever asks first (the
+# matrix, the Debian guest, a debug kernel's series): kernels.sh fz_choose.
+export FZ_RUN_KERNELS=$FZ_RESULTS/kernels FZ_DEBUG_KERNELS
 
 PASSED=0
 FAILED=0
@@ -508,50 +512,65 @@ kernel_one() {
 	done
 }
 
-# ---------- Debian guest tier ----------
+# ---------- packaging tiers: the Debian guest, the sid packages ----------
 
-# start_debian_guest: tests/vm/debian-guest.sh boots a full Debian 12 guest
+# start_packaging: tests/vm/debian-guest.sh boots a full Debian 12 guest
 # that does what a new user does (README, make install, DKMS, udev,
-# modprobe.d, modules-load.d, signing, native make bench).  It runs in the
-# background, beside the matrix's boots (FZ_DEBIAN_BESIDE=0: before them):
-# its steps are DKMS builds, apt and depmod, mostly one busy vCPU, so the
-# two guests share the 2 cores instead of each leaving one idle.
-# finish_debian_guest waits for it and counts its TAP lines.
-# FZ_DEBIAN_GUEST=0 skips it.
-start_debian_guest() {
-	DEBIAN_PID=
-	[[ ${FZ_DEBIAN_GUEST:-1} != 0 ]] || return 0
+# modprobe.d, modules-load.d, signing, native make bench); then
+# tests/vm/sid-debs.sh builds, lintian-checks, installs and DKMS-builds the
+# Debian packages for sid's kernel in the sid chroot (no VM).  They run in
+# the background, one after the other, beside the matrix's boots
+# (FZ_DEBIAN_BESIDE=0: before them): their steps are DKMS builds, apt and
+# depmod, mostly one busy CPU, so they and the matrix's guest share the 2
+# cores instead of each leaving one idle.  finish_packaging waits for them
+# and counts their TAP lines.  FZ_DEBIAN_GUEST=0 and FZ_SID_DEBS=0 leave
+# each out.
+PACKAGING_TIERS=()
+[[ ${FZ_DEBIAN_GUEST:-1} == 0 ]] || PACKAGING_TIERS+=(debian-guest)
+[[ ${FZ_SID_DEBS:-1} == 0 ]] || PACKAGING_TIERS+=(sid-debs)
+
+start_packaging() {
+	PACKAGING_PID=
+	((${#PACKAGING_TIERS[@]})) || return 0
 	(
-		t0=$(date +%s) rc=0
-		"$FZ_VM_DIR/debian-guest.sh" >"$FZ_RESULTS/debian-guest.tap" \
-			2>"$FZ_RESULTS/debian-guest.log" || rc=$?
-		echo "$rc $(($(date +%s) - t0))" >"$FZ_RESULTS/debian-guest.rc"
+		for tier in "${PACKAGING_TIERS[@]}"; do
+			t0=$(date +%s) rc=0
+			"$FZ_VM_DIR/$tier.sh" >"$FZ_RESULTS/$tier.tap" 2>"$FZ_RESULTS/$tier.log" || rc=$?
+			echo "$rc $(($(date +%s) - t0))" >"$FZ_RESULTS/$tier.rc"
+		done
 	) &
-	DEBIAN_PID=$!
-	[[ ${FZ_DEBIAN_BESIDE:-1} != 0 ]] || finish_debian_guest
+	PACKAGING_PID=$!
+	[[ ${FZ_DEBIAN_BESIDE:-1} != 0 ]] || finish_packaging
 }
 
-finish_debian_guest() {
-	local line rc secs f0=$FAILED p0=$PASSED
-	[[ -n $DEBIAN_PID ]] || return 0
-	echo "==== debian guest ===="
-	wait "$DEBIAN_PID" || true
-	DEBIAN_PID=
-	read -r rc secs <"$FZ_RESULTS/debian-guest.rc" || rc=none secs=0
+# count_tier TIER LABEL WHAT: TIER's TAP lines as results "LABEL: ...",
+# its exit status, and its line of the time table (WHAT: the tier).
+count_tier() {
+	local tier=$1 label=$2 line rc secs f0=$FAILED p0=$PASSED
+	read -r rc secs <"$FZ_RESULTS/$tier.rc" || rc=none secs=0
 	while IFS= read -r line; do
 		case $line in
-		"ok - "*) result ok "debian guest: ${line#ok - }" ;;
-		"not ok - "*) result fail "debian guest: ${line#not ok - }" ;;
+		"ok - "*) result ok "$label: ${line#ok - }" ;;
+		"not ok - "*) result fail "$label: ${line#not ok - }" ;;
 		"# "*) printf '        %s\n' "${line#\# }" ;;
 		esac
-	done <"$FZ_RESULTS/debian-guest.tap"
+	done <"$FZ_RESULTS/$tier.tap"
 	if [[ $rc != 0 && $FAILED == "$f0" ]]; then
-		result fail "debian guest: debian-guest.sh exited $rc" "log: $FZ_RESULTS/debian-guest.log"
+		result fail "$label: $tier.sh exited $rc" "log: $FZ_RESULTS/$tier.log"
 	fi
-	cold_or_warm "the Debian image" "$FZ_RESULTS/debian-guest.log"
-	SUMMARY+=("$(printf '%-6s %-22s %4d passed, %d failed (%d s%s, %s)' debian '12 guest, 6.12' \
+	cold_or_warm "$3" "$FZ_RESULTS/$tier.log"
+	SUMMARY+=("$(printf '%-6s %-22s %4d passed, %d failed (%d s%s, %s)' "${label%% *}" "$3" \
 		$((PASSED - p0)) $((FAILED - f0)) "$secs" \
 		"$([[ ${FZ_DEBIAN_BESIDE:-1} == 0 ]] || echo ', beside the matrix')" "$CW")")
+}
+
+finish_packaging() {
+	[[ -n $PACKAGING_PID ]] || return 0
+	echo "==== packaging: the Debian guest, the sid packages ===="
+	wait "$PACKAGING_PID" || true
+	PACKAGING_PID=
+	[[ ${FZ_DEBIAN_GUEST:-1} == 0 ]] || count_tier debian-guest "debian guest" "12 guest, 6.12"
+	[[ ${FZ_SID_DEBS:-1} == 0 ]] || count_tier sid-debs "sid packages" "sid chroot, kernel 7"
 }
 
 # ---------- debug kernel tier ----------
@@ -620,6 +639,18 @@ run_debug_kernel() {
 	done
 }
 
+# kernel_choices: each id's version as the run chose it, and why.
+kernel_choices() {
+	# shellcheck disable=SC2034 # KIMG: set by the sourced file, not shown
+	local f KVER KIMG KWHY
+	for f in "$FZ_RUN_KERNELS"/*.env; do
+		[[ -s $f ]] || continue
+		# shellcheck source=/dev/null
+		source "$f"
+		printf '  %-6s %-22s chosen: %s\n' "$(basename "$f" .env)" "$KVER" "$KWHY"
+	done
+}
+
 # Keep the 10 newest check-* result dirs.
 prune_old_results() {
 	local d
@@ -636,7 +667,9 @@ main() {
 	ln -sfn "$FZ_RESULTS" "$FZ_CACHE/logs/check-latest"
 	printf '==== fastzero check: kernels [%s] cpus [%s] accel %s results %s ====\n' \
 		"$FZ_KERNELS" "$FZ_CPUS" "$(fz_accel)" "$FZ_RESULTS"
-	if ! fz_need_host_deps 2>"$FZ_RESULTS/deps.log"; then
+	# the kernels are chosen from the lists as the archive is today
+	fz_apt_lists_fresh 2>>"$FZ_RESULTS/deps.log"
+	if ! fz_need_host_deps 2>>"$FZ_RESULTS/deps.log"; then
 		result fail "host dependencies installed" "log: $FZ_RESULTS/deps.log"
 	fi
 	if [[ -z ${FZ_MODULE_SRC:-} && ! -f $FZ_REPO/driver/Kbuild ]]; then
@@ -648,15 +681,17 @@ main() {
 	build_payload "$payload"
 	SUMMARY+=("$(printf '%-6s %-22s host deps, lint, payload (%d s)' host - $(($(date +%s) - t0)))")
 	start_debug_builds
-	start_debian_guest
+	start_packaging
 	for kid in $FZ_KERNELS; do
 		kernel_one "$kid" "$payload"
 	done
-	finish_debian_guest
+	finish_packaging
 	run_debug_kernel "$payload"
 	echo "==== time table: every tier and boot ($(fz_accel), $(nproc) CPUs) ===="
 	printf '  %s\n' "${SUMMARY[@]}"
 	printf '  %-6s %-22s %d s (%s)\n' total - $(($(date +%s) - t0)) "$(run_kind)"
+	echo "==== kernels: the version each id took in this run, and why ===="
+	kernel_choices
 	[[ -z ${FZ_RESULTS:-} ]] || echo "  logs: $FZ_RESULTS"
 	echo "$PASSED passed, $FAILED failed"
 	((FAILED == 0))

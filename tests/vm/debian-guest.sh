@@ -38,14 +38,34 @@ DG_PKGS=(systemd-sysv udev kmod initramfs-tools sudo gcc make libc6-dev dkms ope
 
 # ---------- host: image ----------
 
-# dg_kvers: sets K1 (the guest's kernel) and K2 (headers only), Debian 12's.
+# dg_kvers: sets K1 (the guest's kernel), K1IMG (its image package: the
+# signed one, else -unsigned, as kernels.sh chose them for the run) and K2
+# (headers only), Debian 12's.
 dg_kvers() {
 	local id out
 	for id in 6.12 6.1; do
 		out=$("$FZ_VM_DIR/kernels.sh" "$id") || fz_die "kernel $id not obtainable"
-		if [[ $id == 6.12 ]]; then K1=$(sed -n 's/^KVER=//p' <<<"$out")
-		else K2=$(sed -n 's/^KVER=//p' <<<"$out"); fi
+		if [[ $id == 6.12 ]]; then
+			K1=$(sed -n 's/^KVER=//p' <<<"$out")
+			K1IMG=$(sed -n 's/^KIMG=//p' <<<"$out")
+		else
+			K2=$(sed -n 's/^KVER=//p' <<<"$out")
+		fi
 	done
+	[[ $K1IMG == linux-image-"$K1"* ]] || fz_die "kernels.sh gave no guest image for $K1"
+}
+
+# dg_image_pkg: K1IMG, or the other of the signed and -unsigned image when
+# the guest's own (newer) lists lack it.
+dg_image_pkg() {
+	local p
+	for p in "$K1IMG" "linux-image-$K1" "linux-image-$K1-unsigned"; do
+		if dg_chroot apt-cache show "$p" >/dev/null 2>&1; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
 }
 
 dg_chroot() { chroot "$DG_DIR/root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
@@ -83,10 +103,11 @@ EOF
 }
 
 dg_build_image() {
-	local id log=$DG_DIR/build.log r=$DG_DIR/root t0
+	local id log=$DG_DIR/build.log r=$DG_DIR/root t0 img
 	t0=$(date +%s)
 	dg_kvers
-	id="v1 $K1 $K2 ${DG_PKGS[*]}"
+	# "-unsigned" after K1 only when the guest installs that image
+	id="v1 $K1${K1IMG#linux-image-"$K1"} $K2 ${DG_PKGS[*]}"
 	[[ -s $DG_DIR/root.img && $(cat "$DG_DIR/image.id" 2>/dev/null) == "$id" ]] && return 0
 	fz_need_pkgs debootstrap e2fsprogs qemu-utils
 	fz_log "building the Debian guest image into $DG_DIR (log: $log)"
@@ -107,9 +128,10 @@ EOF
 	mkdir -p "$r$DG_DEBS/partial"
 	if ! { dg_chroot apt-get -qq update &&
 		dg_chroot apt-get install -y -qq --no-install-recommends "${DG_PKGS[@]}" &&
+		img=$(dg_image_pkg) && echo "guest kernel: $img" &&
 		# apart, so that the initramfs is made once (not again by triggers)
 		dg_chroot apt-get install -y -qq --no-install-recommends \
-			"linux-image-$K1" "linux-headers-$K1" &&
+			"$img" "linux-headers-$K1" &&
 		dg_chroot apt-get install -y -qq -d --no-install-recommends \
 			-o Dir::Cache::archives="$DG_DEBS" "linux-headers-$K2" &&
 		dg_chroot apt-get clean; } >>"$log" 2>&1; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kernels.sh: resolve + fetch a kernel image and headers for a kernel id (6.1, 6.12, 7, ...) into $FZ_CACHE.
 #
-# Usage (standalone): tests/vm/kernels.sh <id>   -> prints KID=, KVER=, VMLINUZ=, KDIR=, FZ_CHROOT=
+# Usage (standalone): tests/vm/kernels.sh <id>   -> prints KID=, KVER=, KIMG=, KWHY=, VMLINUZ=, KDIR=, FZ_CHROOT=
 # Usage (sourced):    fz_kernel_resolve <id>     -> sets/exports those variables
 #
 # Kernel ids with major >= FZ_SID_MIN_MAJOR (default 7: sid's own kernel, the
@@ -9,9 +9,11 @@
 # sid or experimental), come from Debian sid and
 # are built inside a cached sid chroot ($FZ_CACHE/sid/root, FZ_CHROOT is set and
 # KDIR is a path inside it); older ids come from the host's bookworm sources
-# (FZ_CHROOT is empty, headers go to /usr/src via apt). The newest version that has
-# both an image package and a headers package wins. A resolved id is remembered in
-# $FZ_CACHE/kernels/<id>.env; set FZ_REFRESH=1 to look for a newer version.
+# (FZ_CHROOT is empty, headers go to /usr/src via apt). The version is the
+# newest that has everything the run uses of it (kernel-pick.sh); KIMG is the
+# image package the Debian guest installs, KWHY why that version was taken.
+# Within a check.sh run the choice is made once per id (fz_choose); outside
+# one, it is remembered in $FZ_CACHE/kernels/<id>.env (FZ_REFRESH=1: anew).
 # Ids 6.12-debug and 7-debug are debug kernels (KASAN, kmemleak, lockdep, fault
 # injection) built locally by debug-kernel.sh: VMLINUZ is its bzImage and KDIR
 # its build tree (7-debug's inside the sid chroot).
@@ -23,7 +25,7 @@ FZ_SID_MIRROR=${FZ_SID_MIRROR:-http://deb.debian.org/debian}
 FZ_SID_MIN_MAJOR=${FZ_SID_MIN_MAJOR:-7}
 FZ_SID_ROOT=$FZ_CACHE/sid/root
 # Outputs of fz_kernel_resolve.
-KID='' KVER='' VMLINUZ='' KDIR='' FZ_CHROOT=''
+KID='' KVER='' KIMG='' KWHY='' VMLINUZ='' KDIR='' FZ_CHROOT=''
 
 # ---------- sid chroot ----------
 
@@ -112,60 +114,10 @@ fz_qemu_resolve() {
 	fz_log "-cpu $1 needs ${f#[+-]}: $("${FZ_QEMU[@]}" --version | head -n1) from the sid chroot"
 }
 
-# ---------- package queries (host or chroot) ----------
+# ---------- choosing a version ----------
 
-# fz_apt_q WHERE CMD...: run an apt command on the host ("host") or in the chroot ("sid").
-fz_apt_q() {
-	local where=$1
-	shift
-	if [[ $where == sid ]]; then fz_sid_run "$@"; else "$@"; fi
-}
-
-fz_pkg_exists() { fz_apt_q "$1" apt-cache show "$2" >/dev/null 2>&1; }
-
-# fz_version_regex ID: "6.1" -> versions like 6.1.0-57-amd64, "7" -> 7.2.13+deb14-amd64,
-# "newest" -> any (7.3-amd64 from experimental).
-fz_version_regex() {
-	local esc=${1//./\\.}
-	[[ $1 == newest ]] && esc='[0-9]+'
-	printf '%s(\\.[0-9]+)*(-[0-9]+|\\+deb[0-9]+)?-amd64' "$esc"
-}
-
-# fz_image_pkg WHERE VER: the package that carries the image, or nothing.
-fz_image_pkg() {
-	local p
-	for p in "linux-image-$2-unsigned" "linux-binary-$2"; do
-		if fz_pkg_exists "$1" "$p"; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
-}
-
-# fz_in_sid VER: sid itself (not only experimental) has VER's headers:
-# what a sid user's linux-image-amd64 installs (experimental's packages
-# are NotAutomatic: apt installs them only when named).
-fz_in_sid() {
-	fz_sid_run apt-cache policy "linux-headers-$1" | grep -qE '^ +[0-9]+ .* sid/'
-}
-
-# fz_find_version WHERE ID: newest version with both headers and an image
-# package; for a sid id other than "newest", one that sid itself ships.
-fz_find_version() {
-	local where=$1 re v
-	re=$(fz_version_regex "$2")
-	while read -r v; do
-		[[ -n $v ]] || continue
-		[[ $where != sid || $2 == newest ]] || fz_in_sid "$v" || continue
-		if fz_image_pkg "$where" "$v" >/dev/null; then
-			echo "$v"
-			return 0
-		fi
-	done < <(fz_apt_q "$where" apt-cache search --names-only "^linux-headers-${re}\$" |
-		awk '{print $1}' | sed 's/^linux-headers-//' | grep -E "^${re}\$" | sort -V -r)
-	return 1
-}
+# shellcheck source=kernel-pick.sh
+source "$FZ_VM_DIR/kernel-pick.sh"
 
 # ---------- fetch ----------
 
@@ -328,16 +280,16 @@ fz_fetch_headers() {
 
 # ---------- main entry ----------
 
-# fz_lookup WHERE ID: newest version, refreshing the package lists once if none.
+# fz_lookup WHERE ID: "VER<TAB>IMAGE<TAB>why" (fz_pick), refreshing the
+# package lists once if nothing fits.
 fz_lookup() {
-	local ver
-	if ! ver=$(fz_find_version "$1" "$2"); then
+	local out
+	if ! out=$(fz_pick "$1" "$2"); then
 		if [[ $1 == host ]]; then fz_apt_update; else FZ_REFRESH=1 fz_sid_apt_update; fi
-		ver=$(fz_find_version "$1" "$2") ||
-			fz_die "no kernel version for id $2 (image+headers) in $1 sources"
+		out=$(fz_pick "$1" "$2") || return 1
 	fi
-	fz_log "kernel $2 -> $ver ($1)"
-	echo "$ver"
+	fz_log "kernel $2 -> ${out//$'\t'/ (}) ($1)"
+	echo "$out"
 }
 
 # fz_fetch WHERE VER: image + headers, serialised per version.
@@ -368,9 +320,58 @@ fz_debug_resolve() {
 	export KID KVER VMLINUZ KDIR KMODS FZ_CHROOT
 }
 
-# fz_kernel_resolve ID: sets KID KVER VMLINUZ KDIR FZ_CHROOT (exported).
+# fz_choose WHERE ID: sets ver, img (the Debian guest's image package, or
+# "-") and why for ID.  In a run of check.sh (FZ_RUN_KERNELS, its
+# directory of choices) the first caller chooses, from the package lists as
+# they are now, and every later one (the matrix, the Debian guest, the
+# debug kernel's series) reads that choice: one version per id per run.
+# Outside a run, the version remembered in $FZ_CACHE/kernels/ID.env is
+# reused (FZ_REFRESH=1 chooses anew).  When the lists offer nothing usable
+# (no network, an archive in the middle of publishing), the remembered
+# version is taken if its files are still in the cache.
+fz_choose() {
+	local where=$1 id=$2 envf=$FZ_CACHE/kernels/$2.env runf='' out lockfd
+	ver='' img='' why=''
+	if [[ -n ${FZ_RUN_KERNELS:-} ]]; then
+		runf=$FZ_RUN_KERNELS/$id.env
+		mkdir -p "$FZ_RUN_KERNELS"
+		exec {lockfd}>"$runf.lock"
+		flock "$lockfd"
+		if [[ -s $runf ]]; then
+			# shellcheck source=/dev/null
+			source "$runf"
+			ver=$KVER img=$KIMG why=$KWHY
+		fi
+	elif [[ -s $envf && -z ${FZ_REFRESH:-} ]]; then
+		ver=$(sed -n 's/^KVER=//p' "$envf")
+		img=$(sed -n 's/^KIMG=//p' "$envf")
+		why="remembered in $envf"
+		# a sid id remembered as an experimental kernel, an old env file
+		if [[ $where == sid && $id != newest ]] && ! fz_in_sid "$ver"; then ver=''; fi
+		[[ -n $img ]] || ver=''
+	fi
+	if [[ -z $ver ]]; then
+		if out=$(fz_lookup "$where" "$id"); then
+			IFS=$'\t' read -r ver img why <<<"$out"
+		elif [[ -s $envf && -s $FZ_CACHE/kernels/$(sed -n 's/^KVER=//p' "$envf")/vmlinuz ]]; then
+			ver=$(sed -n 's/^KVER=//p' "$envf")
+			img=$(sed -n 's/^KIMG=//p' "$envf")
+			why="the apt lists offer no usable $id version now: the cached $ver"
+			fz_log "kernel $id: $why"
+		else
+			fz_die "no kernel version for id $id that the run can use in the $where apt lists"
+		fi
+	fi
+	printf 'KVER=%q\nKIMG=%q\nKWHY=%q\n' "$ver" "${img:--}" "$why" >"$envf"
+	[[ -z $runf ]] || {
+		cp "$envf" "$runf"
+		exec {lockfd}>&-
+	}
+}
+
+# fz_kernel_resolve ID: sets KID KVER KIMG KWHY VMLINUZ KDIR KMODS FZ_CHROOT (exported).
 fz_kernel_resolve() {
-	local id=$1 where=host envf ver=''
+	local id=$1 where=host ver img why
 	if [[ $id == *-debug ]]; then
 		fz_debug_resolve "$id"
 		return 0
@@ -379,35 +380,29 @@ fz_kernel_resolve() {
 	if [[ $id == newest ]] || ((${id%%.*} >= FZ_SID_MIN_MAJOR)); then
 		where=sid
 	fi
-	envf=$FZ_CACHE/kernels/$id.env
 	mkdir -p "$FZ_CACHE/kernels"
 	if [[ $where == sid ]]; then
 		fz_sid_ensure
 		fz_sid_apt_update
 	fi
-	[[ -s $envf && -z ${FZ_REFRESH:-} ]] && ver=$(sed -n 's/^KVER=//p' "$envf")
-	# a sid id remembered as an experimental kernel (before ids meant sid's own)
-	if [[ -n $ver && $where == sid && $id != newest ]] && ! fz_in_sid "$ver"; then
-		ver=''
-	fi
-	if [[ -n $ver ]] && ! fz_fetch "$where" "$ver"; then
-		fz_log "cached kernel $ver for id $id is no longer obtainable; resolving again"
-		ver=''
-	fi
-	if [[ -z $ver ]]; then
-		ver=$(fz_lookup "$where" "$id")
-		fz_fetch "$where" "$ver"
+	fz_choose "$where" "$id"
+	if ! fz_fetch "$where" "$ver"; then
+		[[ $why == remembered* ]] || fz_die "kernel $id: $ver could not be fetched"
+		fz_log "cached kernel $ver for id $id is no longer obtainable; choosing again"
+		FZ_REFRESH=1 fz_choose "$where" "$id"
+		fz_fetch "$where" "$ver" || fz_die "kernel $id: $ver could not be fetched"
 	fi
 	KID=$id
 	KVER=$ver
+	KIMG=$img
+	KWHY=$why
 	VMLINUZ=$FZ_CACHE/kernels/$ver/vmlinuz
 	KDIR=/usr/src/linux-headers-$ver
 	KMODS=$FZ_CACHE/kernels/$ver/modules
 	FZ_CHROOT=
 	[[ $where == sid ]] && FZ_CHROOT=$FZ_SID_ROOT
 	[[ -n $FZ_CHROOT || -f $KDIR/Makefile ]] || fz_die "headers missing: $KDIR"
-	printf 'KVER=%s\n' "$ver" >"$envf"
-	export KID KVER VMLINUZ KDIR KMODS FZ_CHROOT
+	export KID KVER KIMG KWHY VMLINUZ KDIR KMODS FZ_CHROOT
 }
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
@@ -416,6 +411,7 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 		exit 2
 	}
 	fz_kernel_resolve "$1"
-	printf 'KID=%q\nKVER=%q\nVMLINUZ=%q\nKDIR=%q\nFZ_CHROOT=%q\n' \
-		"$KID" "$KVER" "$VMLINUZ" "$KDIR" "$FZ_CHROOT"
+	# KWHY is prose, one line, unquoted
+	printf 'KID=%q\nKVER=%q\nKIMG=%q\nKWHY=%s\nVMLINUZ=%q\nKDIR=%q\nFZ_CHROOT=%q\n' \
+		"$KID" "$KVER" "${KIMG:--}" "${KWHY:-}" "$VMLINUZ" "$KDIR" "$FZ_CHROOT"
 fi

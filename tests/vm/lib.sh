@@ -35,6 +35,13 @@ fz_apt_update() {
 	export FZ_APT_UPDATED=1
 }
 
+# fz_apt_lists_fresh: apt-get update when the host's lists are over a day
+# old (or missing): kernels are chosen from them (kernel-pick.sh).
+fz_apt_lists_fresh() {
+	[[ -n $(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null) ]] ||
+		fz_apt_update
+}
+
 fz_pkg_installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
 }
