@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# sid-debs.sh: the Debian packages built, lintian-checked, installed and DKMS-built for sid's kernel (id 7) in the harness's sid chroot; TAP.
+#
+# Usage: tests/vm/sid-debs.sh   (no VM: the chroot check.sh keeps for the
+#        sid kernels, $FZ_CACHE/sid/root)
+# The checkout (git's tracked and untracked-not-ignored files) is copied to
+# /fzdebs/tree in the chroot, debian/make-deb.sh runs there with sid's
+# debhelper, dh-dkms and lintian (an error fails it), apt installs both
+# .debs with their dependencies as sid resolves them, DKMS builds fastzero
+# for the headers of kernel id 7 (dkms install -k), the module's vermagic is
+# that kernel's, and apt purge leaves DKMS with nothing.  Every step prints
+# "ok - NAME" or "not ok - NAME # DETAIL"; logs in $FZ_CACHE/sid/debs/.
+set -uo pipefail
+# shellcheck source=kernels.sh
+source "$(dirname "${BASH_SOURCE[0]}")/kernels.sh"
+
+SD_PKGS=(build-essential debhelper dh-dkms help2man lintian dkms)
+SD_IN=/fzdebs	# in the chroot
+FAILED=0
+
+tap() {	# tap 0|1 NAME [DETAIL]
+	if [[ $1 == 0 ]]; then echo "ok - $2"; else echo "not ok - $2${3:+ # $3}"; FAILED=1; fi
+}
+
+# step NAME LOG CMD...: CMD in the chroot (under its lock), its output to LOG.
+step() {
+	local name=$1 log=$2
+	shift 2
+	if fz_sid_run "$@" >"$log" 2>&1; then
+		tap 0 "$name"
+	else
+		tap 1 "$name" "log: $log: $(grep -m1 -E '^(E|dpkg|Error|\[deb\] error):' "$log" || tail -n1 "$log")"
+		return 1
+	fi
+}
+
+main() {
+	local logs=$FZ_CACHE/sid/debs kver ver r out
+	mkdir -p "$logs"
+	if ! out=$(fz_kernel_resolve 7 2>"$logs/kernel.log" && echo "$KVER"); then
+		tap 1 "sid: kernel 7's headers in the chroot" "log: $logs/kernel.log"
+		exit 1
+	fi
+	kver=$(tail -n1 <<<"$out")
+	r=$FZ_SID_ROOT
+	ver=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$FZ_REPO/dkms.conf")
+	fz_sid_apt_update
+	step "sid: ${SD_PKGS[*]} installed in the chroot" "$logs/apt.log" \
+		apt-get install -y -qq --no-install-recommends "${SD_PKGS[@]}" || exit 1
+	rm -rf "$r$SD_IN"
+	mkdir -p "$r$SD_IN/tree"
+	(cd "$FZ_REPO" && git ls-files -z --cached --others --exclude-standard |
+		tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$r$SD_IN/tree"
+	step "sid: make deb (dpkg-buildpackage; lintian: no errors)" "$logs/make-deb.log" \
+		env FZ_DEB_OUT="$SD_IN/out" "$SD_IN/tree/debian/make-deb.sh" || exit 1
+	sed -n 's/^/# lintian (sid): /p' "$r$SD_IN/out/lintian.txt"
+	# DKMS builds at install for the running kernel only, which has no
+	# headers here (the host's): it says so and goes on
+	step "sid: apt installs fastzero-dkms and fastzero-tools $ver with their dependencies" \
+		"$logs/install.log" sh -c "apt-get install -y -qq --no-install-recommends \
+		$SD_IN/out/fastzero-dkms_${ver}_all.deb $SD_IN/out/fastzero-tools_${ver}_amd64.deb" ||
+		exit 1
+	if step "sid: dkms install fastzero/$ver -k $kver" "$logs/dkms.log" \
+		dkms install "fastzero/$ver" -k "$kver"; then
+		out=$(fz_sid_run sh -c "modinfo -F vermagic /lib/modules/$kver/updates/dkms/fastzero.ko*" 2>&1)
+		[[ $out == "$kver "* ]]
+		tap $? "sid: the DKMS module's vermagic is $kver" "modinfo: $out"
+	fi
+	step "sid: apt purge fastzero-dkms fastzero-tools" "$logs/purge.log" \
+		apt-get purge -y -qq fastzero-dkms fastzero-tools
+	out=$(fz_sid_run dkms status fastzero 2>&1)
+	[[ -z $out ]]
+	tap $? "sid: DKMS has no fastzero after the purge" "dkms status: $out"
+	rm -rf "$r$SD_IN"
+	exit "$FAILED"
+}
+
+main "$@"
