@@ -47,7 +47,7 @@ FZ_INSTALLED = $(MODDIR)/fastzero.ko $(addprefix $(MODDIR)/fastzero.ko,.xz .zst 
 
 # Kbuild signs at modules_install when CONFIG_MODULE_SIG_ALL=y, with the
 # kernel's own key: distribution headers do not have it (sign by hand or
-# with DKMS's MOK key instead, see README), so skip it rather than fail noisily.
+# with DKMS's MOK key instead, see docs/install.md), so skip it rather than fail noisily.
 NOSIGN = $(if $(wildcard $(KDIR)/certs/signing_key.pem),,CONFIG_MODULE_SIG_ALL=)
 
 # Bad input is refused before anything is built or written, with one line.
@@ -138,7 +138,7 @@ dkms-uninstall:
 	dkms remove fastzero/$(VERSION) --all
 	rm -rf /usr/src/fastzero-$(VERSION)
 
-# Debian packages, built the Debian way in a copy of the tree (see README).
+# Debian packages, built the Debian way in a copy of the tree (docs/packaging.md).
 deb:
 	debian/make-deb.sh
 
