@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Makefile - fastzero's entry points: all, check, bench, microbench, calibrate, model, lint, install, uninstall, dkms-install, dkms-uninstall, deb, clean.
+# Makefile - fastzero's entry points: all, check, bench, microbench, calibrate, model, lint, results-table, install, uninstall, dkms-install, dkms-uninstall, deb, clean.
 #
 #   make              driver/fastzero.ko for KDIR, and the userspace tools
 #   make check        the test suite in QEMU on Debian's 6.1, 6.12 and 7.x
@@ -9,6 +9,7 @@
 #                     and the modprobe.d line (CALIBRATE_INSTALL=1: install it)
 #   make model        /dev/zero measured and emulated, fastzero emulated, here
 #   make lint         checkpatch --strict, sparse, cppcheck and shellcheck
+#   make results-table  README.md's table of measured results, from results/
 #   make install      the module for KDIR's kernel (+ depmod), the udev rule,
 #                     the commented modprobe.d example; AUTOLOAD=1 also
 #                     /etc/modules-load.d/fastzero.conf (load at boot)
@@ -82,8 +83,8 @@ DEPMOD = $(if $(wildcard $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep), \
 	 depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER), \
 	 @echo "no $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep: depmod skipped")
 
-.PHONY: all module userspace check bench microbench calibrate model lint install uninstall \
-	dkms-install dkms-uninstall deb clean
+.PHONY: all module userspace check bench microbench calibrate model lint results-table \
+	install uninstall dkms-install dkms-uninstall deb clean
 
 all: module userspace
 
@@ -111,6 +112,9 @@ model:
 
 lint:
 	tests/lint.sh
+
+results-table:
+	tests/results-table.sh --update
 
 install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) KERNELRELEASE=$(KVER) INSTALL_MOD_DIR=updates \
