@@ -8,7 +8,8 @@
 #   make calibrate    this machine's erms_threshold and nt_threshold, measured,
 #                     and the modprobe.d line (CALIBRATE_INSTALL=1: install it)
 #   make model        /dev/zero measured and emulated, fastzero emulated, here
-#   make lint         checkpatch --strict, sparse, cppcheck and shellcheck
+#   make lint         checkpatch --strict, sparse, cppcheck, shellcheck, and
+#                     the docs against the code (tests/doccheck.sh)
 #   make results-table  README.md's table of measured results, from results/
 #   make install      the module for KDIR's kernel (+ depmod), the udev rule,
 #                     the commented modprobe.d example; AUTOLOAD=1 also
