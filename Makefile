@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Makefile - fastzero's entry points: all, check, bench, microbench, calibrate, model, lint, install, uninstall, dkms-install, dkms-uninstall, deb, clean.
+# Makefile - fastzero's entry points: all, check, bench, microbench, calibrate, model, lint, results-table, install, uninstall, dkms-install, dkms-uninstall, deb, clean.
 #
 #   make              driver/fastzero.ko for KDIR, and the userspace tools
 #   make check        the test suite in QEMU on Debian's 6.1, 6.12 and 7.x
@@ -8,7 +8,9 @@
 #   make calibrate    this machine's erms_threshold and nt_threshold, measured,
 #                     and the modprobe.d line (CALIBRATE_INSTALL=1: install it)
 #   make model        /dev/zero measured and emulated, fastzero emulated, here
-#   make lint         checkpatch --strict, sparse, cppcheck and shellcheck
+#   make lint         checkpatch --strict, sparse, cppcheck, shellcheck, and
+#                     the docs against the code (tests/doccheck.sh)
+#   make results-table  README.md's table of measured results, from results/
 #   make install      the module for KDIR's kernel (+ depmod), the udev rule,
 #                     the commented modprobe.d example; AUTOLOAD=1 also
 #                     /etc/modules-load.d/fastzero.conf (load at boot)
@@ -47,7 +49,7 @@ FZ_INSTALLED = $(MODDIR)/fastzero.ko $(addprefix $(MODDIR)/fastzero.ko,.xz .zst 
 
 # Kbuild signs at modules_install when CONFIG_MODULE_SIG_ALL=y, with the
 # kernel's own key: distribution headers do not have it (sign by hand or
-# with DKMS's MOK key instead, see README), so skip it rather than fail noisily.
+# with DKMS's MOK key instead, see docs/install.md), so skip it rather than fail noisily.
 NOSIGN = $(if $(wildcard $(KDIR)/certs/signing_key.pem),,CONFIG_MODULE_SIG_ALL=)
 
 # Bad input is refused before anything is built or written, with one line.
@@ -82,8 +84,8 @@ DEPMOD = $(if $(wildcard $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep), \
 	 depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER), \
 	 @echo "no $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep: depmod skipped")
 
-.PHONY: all module userspace check bench microbench calibrate model lint install uninstall \
-	dkms-install dkms-uninstall deb clean
+.PHONY: all module userspace check bench microbench calibrate model lint results-table \
+	install uninstall dkms-install dkms-uninstall deb clean
 
 all: module userspace
 
@@ -112,6 +114,9 @@ model:
 lint:
 	tests/lint.sh
 
+results-table:
+	tests/results-table.sh --update
+
 install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) KERNELRELEASE=$(KVER) INSTALL_MOD_DIR=updates \
 		$(if $(INSTALL_MOD_PATH),INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)) $(NOSIGN) modules_install
@@ -138,7 +143,7 @@ dkms-uninstall:
 	dkms remove fastzero/$(VERSION) --all
 	rm -rf /usr/src/fastzero-$(VERSION)
 
-# Debian packages, built the Debian way in a copy of the tree (see README).
+# Debian packages, built the Debian way in a copy of the tree (docs/packaging.md).
 deb:
 	debian/make-deb.sh
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lint.sh - the checks a maintainer runs: checkpatch --strict and sparse on the driver, cppcheck on the userspace C, shellcheck on the scripts.
+# lint.sh - the checks a maintainer runs: checkpatch --strict and sparse on the driver, cppcheck on the userspace C, shellcheck on the scripts, the docs against the code.
 #
 # checkpatch.pl comes from Debian's linux-source package, unpacked once into
 # $FZ_CACHE/checkpatch (only the script and its data files are kept).
@@ -74,7 +74,8 @@ lint_checkpatch() {
 lint_shellcheck() {
 	local out
 	command -v shellcheck >/dev/null || apt_install shellcheck
-	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/vm/*.sh tests/host/*.sh \
+	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/doccheck.sh tests/results-table.sh \
+		tests/vm/*.sh tests/host/*.sh \
 		userspace/bench/*.sh userspace/fastzero-run userspace/fastzero-bench \
 		debian/make-deb.sh .ci/run 2>&1) || true
 	[[ -z $out ]] || printf '%s\n' "$out" | sed 's/^/# /'
@@ -128,8 +129,14 @@ lint_cppcheck() {
 	report "$([[ -z $out ]] && echo 0 || echo 1)" "cppcheck userspace/ tests/suite/"
 }
 
+# The docs against the code (tests/doccheck.sh): its own TAP lines.
+lint_docs() {
+	"$REPO/tests/doccheck.sh" || rc=1
+}
+
 lint_checkpatch
 lint_sparse
 lint_cppcheck
 lint_shellcheck
+lint_docs
 exit "$rc"

@@ -31,7 +31,7 @@ DG_MEM=${FZ_DG_MEM:-3G}
 # dd and fio lines short (the variant matrix is check.sh's busybox boots).
 DG_CPU=${FZ_DG_CPU:-max,-erms}
 DG_DEBS=/opt/fz-debs	# in the guest: the second kernel's headers
-# dwarves: pahole, which Kbuild runs on every module for 6.12's BTF (README).
+# dwarves: pahole, which Kbuild runs on every module for 6.12's BTF (docs/install.md).
 # pv, stress-ng, python3: unmodified clients of /dev/zero for fastzero-run.
 DG_PKGS=(systemd-sysv udev kmod initramfs-tools sudo gcc make libc6-dev dkms openssl
 	dwarves fio gnuplot-nox jq procps pv stress-ng python3)
@@ -317,14 +317,15 @@ g_check() {
 	return "$rc"
 }
 
-# g_readme TEXT: the README's indented command line that starts with TEXT,
+# g_readme TEXT: the docs' first indented command line that starts with TEXT
+# (README.md first, then docs/*.md: tests/doccheck.sh checks each is there),
 # run verbatim (one step), from the checkout.
 g_readme() {
 	local line
 	line=$(awk -v p="$1" 'substr($0, 1, 4) == "    " && index(substr($0, 5), p) == 1 {
-		print substr($0, 5); exit }' /src/README.md)
+		print substr($0, 5); exit }' /src/README.md /src/docs/*.md)
 	if [[ -z $line ]]; then
-		g_fail "README: $1" "no such command line in README.md"
+		g_fail "README: $1" "no such command line in README.md or docs/*.md"
 		return 1
 	fi
 	g_check "README: $line" bash -c "$line"
@@ -380,7 +381,7 @@ g_stage1() {
 	printf '%s\n' "$out"
 	g_check "modinfo: version $v (dkms.conf), description, author" g_modinfo_fields "$v" "$out"
 	g_check "modinfo: every parameter has a description" g_modinfo_parms "$out"
-	# Signing by hand with a generated key (README's Secure Boot section).
+	# Signing by hand with a generated key (docs/install.md's Secure Boot).
 	g_readme 'openssl req -new -x509'
 	# shellcheck disable=SC2016 # the README's text, expanded by the guest's bash
 	g_readme '/usr/src/linux-headers-$(uname -r)/scripts/sign-file'

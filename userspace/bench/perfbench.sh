@@ -34,7 +34,7 @@
 # Env: QUICK=1          total 256M, chunks 4K,2M, x86-64-stosq, 1 repetition
 #      FZ_PERF          auto (default), sid (the chroot's, made when
 #                       missing), a perf binary, or 0: skip
-#      FZ_PERF_TOTAL    bytes per run, perf's -s (default 1G: see README; 4G
+#      FZ_PERF_TOTAL    bytes per run, perf's -s (default 1G: see docs/benchmarks.md; 4G
 #                       took 2-10 s per perf run on the 2-core development
 #                       host, mostly MAP_POPULATE of 4 GiB)
 #      FZ_PERF_CHUNKS   perf's -k values (default 4K,2M,1G)
