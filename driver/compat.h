@@ -181,6 +181,24 @@ fz_mm_get_unmapped_area(unsigned long addr, unsigned long len,
 #endif
 }
 
+/*
+ * Whether current's mmap searches top down, as __thp_get_unmapped_area()
+ * asks: MMF_TOPDOWN (6.10+), read with mm_flags_test() since mm->flags
+ * became a bitmap (6.18).  6.1 has no such flag; x86's
+ * arch_pick_mmap_base() then sets mmap_base to mmap_legacy_base exactly
+ * when the layout is the legacy bottom-up one.
+ */
+static inline bool fz_mm_topdown(void)
+{
+#if defined(FZ_HAVE_MM_FLAGS_TEST)
+	return mm_flags_test(MMF_TOPDOWN, current->mm);
+#elif defined(MMF_TOPDOWN)
+	return test_bit(MMF_TOPDOWN, &current->mm->flags);
+#else
+	return current->mm->mmap_base != current->mm->mmap_legacy_base;
+#endif
+}
+
 /* The preemption model the kernel runs; "lazy" exists from 6.13 on. */
 static inline const char *fz_preempt_model(void)
 {

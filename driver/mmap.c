@@ -189,6 +189,17 @@ int fz_mmap(struct file *file, struct vm_area_struct *vma)
  * PMD_SIZE, as the kernel does for anonymous memory since d4148aeab412
  * ("mm, mmap: limit THP alignment of anonymous mappings to PMD-aligned
  * sizes"), which fixed a 600% regression of aligning every mapping.
+ *
+ * The placement is __thp_get_unmapped_area()'s (mm/huge_memory.c, 6.12
+ * and 7.x; what MAP_ANONYMOUS gets): search for the length plus PMD_SIZE,
+ * then take the aligned start inside that gap.  When the gap found is
+ * aligned already, a top-down search returns its bottom, and the aligned
+ * start that ends where the gap ends is PMD_SIZE above it: taking that one
+ * (96204e15310c, "mm: thp_get_unmapped_area must honour topdown
+ * preference") makes consecutive mappings abut, as anonymous ones do,
+ * where rounding up would leave PMD_SIZE unmapped above each.  6.1's
+ * helper rounds up (and 6.1 aligns no anonymous mapping): fastzero packs
+ * there too.
  */
 unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
@@ -216,6 +227,8 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 	ret = fz_mm_get_unmapped_area(0, padded, 0, flags);
 	if (IS_ERR_VALUE(ret))
 		goto plain;
+	if (IS_ALIGNED(ret, PMD_SIZE) && fz_mm_topdown())
+		return ret + PMD_SIZE;
 	return round_up(ret, PMD_SIZE);
 plain:
 	return fz_mm_get_unmapped_area(addr, len, pgoff, flags);
