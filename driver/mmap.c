@@ -78,12 +78,25 @@ static struct vfsmount *fz_mount(const char *huge)
  * shm_mnt), one with the huge= policy of the shared_huge parameter and,
  * unless that is "never", one with huge=never.
  *
- * Return: 0, or a negative errno.
+ * Return: 0, -EINVAL for shared_huge=advise with shared_clear=driver, or
+ * another negative errno.
  */
 int fz_shmem_mount(void)
 {
 	const char *huge = fz_shared_huge_names[fz_shared_huge];
 
+	/*
+	 * shared_clear=driver allocates through shmem_get_folio(), which gives
+	 * shmem no VMA: under huge=advise, shmem_huge_global_enabled() then
+	 * never sees VM_HUGEPAGE and no folio is huge, so every fault of a
+	 * MADV_HUGEPAGE mapping would take a 4 KiB page and a PTE.  No
+	 * exported call passes the VMA's flags (6.12 to 7.3): refuse the pair.
+	 */
+	if (fz_shared_clear == FZ_SHARED_CLEAR_DRIVER &&
+	    fz_shared_huge == FZ_SHARED_HUGE_ADVISE) {
+		pr_err("shared_clear=driver cannot give shared_huge=advise mappings huge pages: use within_size or always\n");
+		return -EINVAL;
+	}
 	fz_shm_mnt[0] = fz_mount(huge);
 	if (IS_ERR(fz_shm_mnt[0]))
 		return PTR_ERR(fz_shm_mnt[0]);
