@@ -177,8 +177,11 @@ static int fz_mmap_shared(struct vm_area_struct *vma)
 	if (ret)
 		return ret;
 	if (fz_shared_clear == FZ_SHARED_CLEAR_DRIVER &&
-	    fz_shared_huge_ok(vma->vm_pgoff, vma->vm_end - vma->vm_start))
-		fz_shared_clear_vma(vma);
+	    fz_shared_huge_ok(vma->vm_pgoff, vma->vm_end - vma->vm_start)) {
+		ret = fz_shared_clear_vma(vma);
+		if (ret)
+			return ret;
+	}
 	fz_stat_inc(FZ_STAT_SHARED_MAPS);
 	return 0;
 }
