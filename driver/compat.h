@@ -77,6 +77,25 @@ static inline struct file *fz_shmem_file(struct vfsmount *mnt,
 }
 
 /*
+ * shmem's file operations map through ->mmap_prepare where the VFS has
+ * vfs_mmap() (7.x, the same conversion), through ->mmap before.
+ */
+#ifdef FZ_HAVE_VFS_MMAP
+#define FZ_SHMEM_MMAP_PREPARE	1
+#else
+#define FZ_SHMEM_MMAP_PREPARE	0
+#endif
+
+static inline bool fz_fops_have_mmap_hook(const struct file_operations *fops)
+{
+#if FZ_SHMEM_MMAP_PREPARE
+	return fops->mmap_prepare;
+#else
+	return fops->mmap;
+#endif
+}
+
+/*
  * Which mmap()s of /dev/zero get a shmem object.  do_mmap() gives MAP_SHARED
  * of a descriptor opened read-only VM_MAYSHARE without VM_SHARED or
  * VM_MAYWRITE.  Up to 7.2 /dev/zero tests VM_SHARED (mmap_zero(), then

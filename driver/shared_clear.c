@@ -209,16 +209,45 @@ static int fz_shared_fsync(struct file *file, loff_t start, loff_t end,
 }
 
 /*
+ * remap_file_pages(): do_mmap() of the VMA's file over part of the VMA,
+ * through shmem's hook, then the driver's vm_ops again.
+ */
+#if FZ_SHMEM_MMAP_PREPARE
+static int fz_shared_mmap_prepare(struct vm_area_desc *desc)
+{
+	int ret = fz_shmem_fops->mmap_prepare(desc);
+
+	if (!ret)
+		desc->vm_ops = &fz_shared_vm_ops;
+	return ret;
+}
+#else
+static int fz_shared_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	int ret = fz_shmem_fops->mmap(file, vma);
+
+	if (!ret)
+		vma->vm_ops = &fz_shared_vm_ops;
+	return ret;
+}
+#endif
+
+/*
  * The file operations of a driver-mode VMA's file.  That file is never in
  * a file table: the kernel reaches it only through vma->vm_file, for
- * MADV_REMOVE, msync() and mremap()'s placement (a move keeps fastzero's
- * 2 MiB alignment, as shmem_get_unmapped_area() keeps it for shmem's own
- * file, whose VM_BUG_ON() wants shmem's f_op).  Opening
- * /proc/PID/map_files/ gives a file with the inode's own, shmem's,
+ * MADV_REMOVE, msync(), remap_file_pages() and mremap()'s placement (a
+ * move keeps fastzero's 2 MiB alignment, as shmem_get_unmapped_area()
+ * keeps it for shmem's own file, whose VM_BUG_ON() wants shmem's f_op).
+ * Opening /proc/PID/map_files/ gives a file with the inode's own, shmem's,
  * operations.  .owner is what holds the module (fz_shared_file()).
  */
 static const struct file_operations fz_shared_fops = {
 	.owner			= THIS_MODULE,
+#if FZ_SHMEM_MMAP_PREPARE
+	.mmap_prepare		= fz_shared_mmap_prepare,
+#else
+	.mmap			= fz_shared_mmap,
+#endif
 	.get_unmapped_area	= fz_get_unmapped_area,
 	.fallocate		= fz_shared_fallocate,
 	.fsync			= fz_shared_fsync,
@@ -233,7 +262,7 @@ static bool fz_shmem_ops_expected(const struct vm_operations_struct *shmem,
 	       !shmem->page_mkwrite &&
 	       (!IS_ENABLED(CONFIG_NUMA) ||
 		(shmem->set_policy && shmem->get_policy)) &&
-	       fops->fallocate && fops->fsync;
+	       fops->fallocate && fops->fsync && fz_fops_have_mmap_hook(fops);
 }
 
 static int fz_shared_ops_init(const struct vm_operations_struct *shmem,

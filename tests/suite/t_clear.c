@@ -323,6 +323,51 @@ static int test_mremap_grown(const void *arg, char *why)
 	return ret;
 }
 
+/*
+ * remap_file_pages() of the first page to the object's second, then a
+ * fault in it: the kernel emulates the call with do_mmap() of the VMA's
+ * file, which in driver mode is fastzero's own (fz_shared_file()).
+ */
+static int remap_first(int fd, unsigned char *out, char *why)
+{
+	size_t len = PMD_LEN;
+	unsigned char *p = map_shared(fd, len, 0);
+	int ret = FZ_PASS;
+
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	p[0] = 1;
+	p[fz_page] = 2;
+	if (remap_file_pages(p, fz_page, 0, 1, 0))
+		ret = -errno;
+	else
+		*out = p[0];
+	munmap(p, len);
+	return ret;
+}
+
+static int test_remap_pages(const void *arg, char *why)
+{
+	unsigned char a = 0, b = 0;
+	int ra, rb;
+
+	(void)arg;
+	rb = remap_first(ref, &b, why);
+	if (rb == FZ_FAIL)
+		return rb;
+	if (rb == -ENOSYS)
+		return fz_skip(why, "kernel without remap_file_pages()");
+	ra = remap_first(dev, &a, why);
+	if (ra == FZ_FAIL)
+		return ra;
+	if (ra != rb)
+		return fz_fail(why, "returned %s, %s's %s", ra ? strerror(-ra) : "success",
+			       fz_ref_name, rb ? strerror(-rb) : "success");
+	if (a != b)
+		return fz_fail(why, "the remapped page holds %u, %s's %u", a, fz_ref_name, b);
+	return FZ_PASS;
+}
+
 #ifndef UFFD_FEATURE_WP_ASYNC
 #define UFFD_FEATURE_WP_ASYNC	(1 << 15)	/* 6.7+ uapi */
 #endif
@@ -903,6 +948,7 @@ int main(int argc, char **argv)
 	fz_run(test_gives_up, &gives_up[0], "userfaultfd_registration_refused_with_einval");
 	fz_run(test_gives_up, &gives_up[1], "vma_anon_name_refused_with_ebadf");
 	fz_run(test_gives_up, &gives_up[2], "mremap_moving_three_vmas_refused_with_efault");
+	fz_run(test_remap_pages, NULL, "remap_file_pages_as_dev_zero");
 	fz_run(test_split_join, &how[0], "mprotect_split_merges_back_as_dev_zero");
 	fz_run(test_split_join, &how[1], "mremap_grows_after_split_and_join_as_dev_zero");
 	fz_run(test_split_join, &how[2], "maps_names_it_dev_fastzero_deleted");
