@@ -463,7 +463,7 @@ static int truncated_probe(int fd, int *sig, char *why)
 		return fz_fail(why, "mmap: %s", strerror(errno));
 	p[0] = 1;
 	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
-		 (unsigned long)p, (unsigned long)p + len);
+		 (unsigned long)p, (unsigned long)(p + len));
 	f = open(path, O_RDWR);
 	if (f < 0 || ftruncate(f, PMD_LEN))
 		ret = fz_fail(why, "%s: %s", path, strerror(errno));
