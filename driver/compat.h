@@ -77,6 +77,25 @@ static inline struct file *fz_shmem_file(struct vfsmount *mnt,
 }
 
 /*
+ * shmem's file operations map through ->mmap_prepare where the VFS has
+ * vfs_mmap() (7.x, the same conversion), through ->mmap before.
+ */
+#ifdef FZ_HAVE_VFS_MMAP
+#define FZ_SHMEM_MMAP_PREPARE	1
+#else
+#define FZ_SHMEM_MMAP_PREPARE	0
+#endif
+
+static inline bool fz_fops_have_mmap_hook(const struct file_operations *fops)
+{
+#if FZ_SHMEM_MMAP_PREPARE
+	return fops->mmap_prepare;
+#else
+	return fops->mmap;
+#endif
+}
+
+/*
  * Which mmap()s of /dev/zero get a shmem object.  do_mmap() gives MAP_SHARED
  * of a descriptor opened read-only VM_MAYSHARE without VM_SHARED or
  * VM_MAYWRITE.  Up to 7.2 /dev/zero tests VM_SHARED (mmap_zero(), then
@@ -178,6 +197,24 @@ fz_mm_get_unmapped_area(unsigned long addr, unsigned long len,
 	return mm_get_unmapped_area(current->mm, NULL, addr, len, pgoff, flags);
 #else
 	return current->mm->get_unmapped_area(NULL, addr, len, pgoff, flags);
+#endif
+}
+
+/*
+ * Whether current's mmap searches top down, as __thp_get_unmapped_area()
+ * asks: MMF_TOPDOWN (6.10+), read with mm_flags_test() since mm->flags
+ * became a bitmap (6.18).  6.1 has no such flag; x86's
+ * arch_pick_mmap_base() then sets mmap_base to mmap_legacy_base exactly
+ * when the layout is the legacy bottom-up one.
+ */
+static inline bool fz_mm_topdown(void)
+{
+#if defined(FZ_HAVE_MM_FLAGS_TEST)
+	return mm_flags_test(MMF_TOPDOWN, current->mm);
+#elif defined(MMF_TOPDOWN)
+	return test_bit(MMF_TOPDOWN, &current->mm->flags);
+#else
+	return current->mm->mmap_base != current->mm->mmap_legacy_base;
 #endif
 }
 

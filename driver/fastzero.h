@@ -59,6 +59,6 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 				   unsigned long flags);
 
 /* shared_clear.c */
-void fz_shared_clear_vma(struct vm_area_struct *vma);
+int fz_shared_clear_vma(struct vm_area_struct *vma);
 
 #endif /* _FASTZERO_H */

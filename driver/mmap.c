@@ -78,12 +78,25 @@ static struct vfsmount *fz_mount(const char *huge)
  * shm_mnt), one with the huge= policy of the shared_huge parameter and,
  * unless that is "never", one with huge=never.
  *
- * Return: 0, or a negative errno.
+ * Return: 0, -EINVAL for shared_huge=advise with shared_clear=driver, or
+ * another negative errno.
  */
 int fz_shmem_mount(void)
 {
 	const char *huge = fz_shared_huge_names[fz_shared_huge];
 
+	/*
+	 * shared_clear=driver allocates through shmem_get_folio(), which gives
+	 * shmem no VMA: under huge=advise, shmem_huge_global_enabled() then
+	 * never sees VM_HUGEPAGE and no folio is huge, so every fault of a
+	 * MADV_HUGEPAGE mapping would take a 4 KiB page and a PTE.  No
+	 * exported call passes the VMA's flags (6.12 to 7.3): refuse the pair.
+	 */
+	if (fz_shared_clear == FZ_SHARED_CLEAR_DRIVER &&
+	    fz_shared_huge == FZ_SHARED_HUGE_ADVISE) {
+		pr_err("shared_clear=driver cannot give shared_huge=advise mappings huge pages: use within_size or always\n");
+		return -EINVAL;
+	}
 	fz_shm_mnt[0] = fz_mount(huge);
 	if (IS_ERR(fz_shm_mnt[0]))
 		return PTR_ERR(fz_shm_mnt[0]);
@@ -164,8 +177,11 @@ static int fz_mmap_shared(struct vm_area_struct *vma)
 	if (ret)
 		return ret;
 	if (fz_shared_clear == FZ_SHARED_CLEAR_DRIVER &&
-	    fz_shared_huge_ok(vma->vm_pgoff, vma->vm_end - vma->vm_start))
-		fz_shared_clear_vma(vma);
+	    fz_shared_huge_ok(vma->vm_pgoff, vma->vm_end - vma->vm_start)) {
+		ret = fz_shared_clear_vma(vma);
+		if (ret)
+			return ret;
+	}
 	fz_stat_inc(FZ_STAT_SHARED_MAPS);
 	return 0;
 }
@@ -189,6 +205,17 @@ int fz_mmap(struct file *file, struct vm_area_struct *vma)
  * PMD_SIZE, as the kernel does for anonymous memory since d4148aeab412
  * ("mm, mmap: limit THP alignment of anonymous mappings to PMD-aligned
  * sizes"), which fixed a 600% regression of aligning every mapping.
+ *
+ * The placement is __thp_get_unmapped_area()'s (mm/huge_memory.c, 6.12
+ * and 7.x; what MAP_ANONYMOUS gets): search for the length plus PMD_SIZE,
+ * then take the aligned start inside that gap.  When the gap found is
+ * aligned already, a top-down search returns its bottom, and the aligned
+ * start that ends where the gap ends is PMD_SIZE above it: taking that one
+ * (96204e15310c, "mm: thp_get_unmapped_area must honour topdown
+ * preference") makes consecutive mappings abut, as anonymous ones do,
+ * where rounding up would leave PMD_SIZE unmapped above each.  6.1's
+ * helper rounds up (and 6.1 aligns no anonymous mapping): fastzero packs
+ * there too.
  */
 unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
@@ -216,6 +243,8 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 	ret = fz_mm_get_unmapped_area(0, padded, 0, flags);
 	if (IS_ERR_VALUE(ret))
 		goto plain;
+	if (IS_ALIGNED(ret, PMD_SIZE) && fz_mm_topdown())
+		return ret + PMD_SIZE;
 	return round_up(ret, PMD_SIZE);
 plain:
 	return fz_mm_get_unmapped_area(addr, len, pgoff, flags);

@@ -27,13 +27,15 @@
  *
  * What it costs: the VMA no longer has shmem's vm_ops, so vma_is_shmem()
  * and vma_is_anon_shmem() are false for it (the README lists what keys on
- * them per kernel), and its vm_ops are in module memory, so each such VMA
- * holds a module reference (->open/->close) and the module stays loaded
- * while one exists.
+ * them per kernel).  Its vm_ops are in module memory, so the module must
+ * stay loaded while such a VMA exists; the VMA's file does that (see
+ * fz_shared_file()), not vm_ops ->open/->close, because a VMA with ->close
+ * never merges with a neighbour again (can_merge_remove_vma()).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/file.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -57,10 +59,12 @@ int fz_shared_clear = FZ_SHARED_CLEAR_SHMEM;
 #if FZ_CAN_CLEAR_SHARED
 
 /*
- * shmem's vm_ops, as the first driver-mode mapping found them: the ones
- * fz_shared_vm_ops stands in front of.
+ * shmem's vm_ops and file operations, as the first driver-mode mapping
+ * found them: the ones fz_shared_vm_ops and fz_shared_fops stand in front
+ * of.
  */
 static const struct vm_operations_struct *fz_shmem_vm_ops;
+static const struct file_operations *fz_shmem_fops;
 static DEFINE_MUTEX(fz_shared_ops_lock);
 
 /*
@@ -159,26 +163,6 @@ static vm_fault_t fz_shared_fault(struct vm_fault *vmf)
 	return fz_shmem_vm_ops->fault(vmf);
 }
 
-/* Each VMA with these vm_ops holds the module: fork and splits copy it. */
-static void fz_shared_open(struct vm_area_struct *vma)
-{
-	__module_get(THIS_MODULE);
-}
-
-/*
- * The put is the last thing ->close() does: only its return to
- * remove_vma() is left in module text.  delete_module() frees that text
- * after mod->exit() and an RCU grace period (free_module()), so the one
- * window left is a task preempted on that return while root unloads the
- * module, the window of any module that drops a reference on itself; VMAs
- * have no owner field that would let the core drop it (as fops_put() does
- * for files).
- */
-static void fz_shared_close(struct vm_area_struct *vma)
-{
-	module_put(THIS_MODULE);
-}
-
 #ifdef CONFIG_NUMA
 /* mbind() and the fault's mempolicy: shmem's shared policy of the object. */
 static int fz_shared_set_policy(struct vm_area_struct *vma,
@@ -195,15 +179,13 @@ static struct mempolicy *fz_shared_get_policy(struct vm_area_struct *vma,
 #endif
 
 /*
- * shmem's vm_ops with the fault in front and a module reference per VMA.
- * map_pages is shmem's own, filemap_map_pages(), which maps only folios
- * that are uptodate and not locked.  Not carried over: 7.x's uffd_ops
- * (userfaultfd is refused on these VMAs, as on 6.12 where it keys on
- * vma_is_shmem()).
+ * shmem's vm_ops with the fault in front.  map_pages is shmem's own,
+ * filemap_map_pages(), which maps only folios that are uptodate and not
+ * locked.  No ->open or ->close: the VMA's file holds the module.  Not
+ * carried over: 7.x's uffd_ops (userfaultfd is refused on these VMAs, as
+ * on 6.12 where it keys on vma_is_shmem()).
  */
 static const struct vm_operations_struct fz_shared_vm_ops = {
-	.open		= fz_shared_open,
-	.close		= fz_shared_close,
 	.fault		= fz_shared_fault,
 	.map_pages	= filemap_map_pages,
 #ifdef CONFIG_NUMA
@@ -212,32 +194,127 @@ static const struct vm_operations_struct fz_shared_vm_ops = {
 #endif
 };
 
+/* MADV_REMOVE: vfs_fallocate() on the VMA's file punches the hole. */
+static long fz_shared_fallocate(struct file *file, int mode, loff_t offset,
+				loff_t len)
+{
+	return fz_shmem_fops->fallocate(file, mode, offset, len);
+}
+
+/* msync(MS_SYNC): vfs_fsync_range() on the VMA's file. */
+static int fz_shared_fsync(struct file *file, loff_t start, loff_t end,
+			   int datasync)
+{
+	return fz_shmem_fops->fsync(file, start, end, datasync);
+}
+
+/*
+ * remap_file_pages(): do_mmap() of the VMA's file over part of the VMA,
+ * through shmem's hook, then the driver's vm_ops again.
+ */
+#if FZ_SHMEM_MMAP_PREPARE
+static int fz_shared_mmap_prepare(struct vm_area_desc *desc)
+{
+	int ret = fz_shmem_fops->mmap_prepare(desc);
+
+	if (!ret)
+		desc->vm_ops = &fz_shared_vm_ops;
+	return ret;
+}
+#else
+static int fz_shared_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	int ret = fz_shmem_fops->mmap(file, vma);
+
+	if (!ret)
+		vma->vm_ops = &fz_shared_vm_ops;
+	return ret;
+}
+#endif
+
+/*
+ * The file operations of a driver-mode VMA's file.  That file is never in
+ * a file table: the kernel reaches it only through vma->vm_file, for
+ * MADV_REMOVE, msync(), remap_file_pages() and mremap()'s placement (a
+ * move keeps fastzero's 2 MiB alignment, as shmem_get_unmapped_area()
+ * keeps it for shmem's own file, whose VM_BUG_ON() wants shmem's f_op).
+ * Opening /proc/PID/map_files/ gives a file with the inode's own, shmem's,
+ * operations.  .owner is what holds the module (fz_shared_file()).
+ */
+static const struct file_operations fz_shared_fops = {
+	.owner			= THIS_MODULE,
+#if FZ_SHMEM_MMAP_PREPARE
+	.mmap_prepare		= fz_shared_mmap_prepare,
+#else
+	.mmap			= fz_shared_mmap,
+#endif
+	.get_unmapped_area	= fz_get_unmapped_area,
+	.fallocate		= fz_shared_fallocate,
+	.fsync			= fz_shared_fsync,
+};
+
 /* shmem's vm_ops are what fz_shared_vm_ops expects to stand in front of. */
-static bool fz_shmem_ops_expected(const struct vm_operations_struct *shmem)
+static bool fz_shmem_ops_expected(const struct vm_operations_struct *shmem,
+				  const struct file_operations *fops)
 {
 	return shmem && shmem->fault && shmem->map_pages == filemap_map_pages &&
 	       !shmem->open && !shmem->close && !shmem->huge_fault &&
 	       !shmem->page_mkwrite &&
 	       (!IS_ENABLED(CONFIG_NUMA) ||
-		(shmem->set_policy && shmem->get_policy));
+		(shmem->set_policy && shmem->get_policy)) &&
+	       fops->fallocate && fops->fsync && fz_fops_have_mmap_hook(fops);
 }
 
-static int fz_shared_ops_init(const struct vm_operations_struct *shmem)
+static int fz_shared_ops_init(const struct vm_operations_struct *shmem,
+			      const struct file_operations *fops)
 {
 	int ret = 0;
 
 	mutex_lock(&fz_shared_ops_lock);
 	if (!fz_shmem_vm_ops) {
-		if (fz_shmem_ops_expected(shmem))
+		if (fz_shmem_ops_expected(shmem, fops)) {
+			fz_shmem_fops = fops;
 			/* pairs with the acquire in fz_shared_clear_vma() */
 			smp_store_release(&fz_shmem_vm_ops, shmem);
-		else
+		} else {
 			ret = -EINVAL;
-	} else if (fz_shmem_vm_ops != shmem) {
+		}
+	} else if (fz_shmem_vm_ops != shmem || fz_shmem_fops != fops) {
 		ret = -EINVAL;
 	}
 	mutex_unlock(&fz_shared_ops_lock);
 	return ret;
+}
+
+/*
+ * A second file on the shmem object of @shmem_file, with fz_shared_fops,
+ * as the VMA's file.  It holds one module reference, taken here and put by
+ * __fput() (fops_put(), after ->release, as for any file whose f_op has an
+ * owner; anon_inode_getfile() pairs a try_module_get() with
+ * alloc_file_pseudo() the same way), and the kernel's own get_file() and
+ * fput() of vma->vm_file on every split, merge, fork, mremap and munmap
+ * keep the file, and so the module, until the last VMA is gone.  The put
+ * runs in kernel text, after the last use of the vm_ops.  Everything
+ * shmem reads from the VMA's file goes by its inode (file_inode(),
+ * f_mapping, shmem_mapping()), and this file has shmem's: the page cache,
+ * i_mmap tree, commit charge, memcg and swap accounting are the object's
+ * as before, and /proc/PID/maps shows the same name.
+ */
+static struct file *fz_shared_file(struct file *shmem_file)
+{
+	struct inode *inode = file_inode(shmem_file);
+	struct file *file;
+
+	__module_get(THIS_MODULE);	/* the device's open file holds one */
+	ihold(inode);
+	file = alloc_file_pseudo(inode, shmem_file->f_path.mnt,
+				 shmem_file->f_path.dentry->d_name.name,
+				 O_RDWR, &fz_shared_fops);
+	if (IS_ERR(file)) {
+		iput(inode);
+		module_put(THIS_MODULE);
+	}
+	return file;
 }
 
 /**
@@ -247,25 +324,34 @@ static int fz_shared_ops_init(const struct vm_operations_struct *shmem)
  * Only mappings that can take huge pages (fz_shared_huge_ok()) come here;
  * the others keep shmem's vm_ops, as does this one if shmem's are not the
  * ones this file expects (then shmem clears its folios, as by default).
+ *
+ * Return: 0, or a negative errno (no file could be allocated).
  */
-void fz_shared_clear_vma(struct vm_area_struct *vma)
+int fz_shared_clear_vma(struct vm_area_struct *vma)
 {
 	const struct vm_operations_struct *shmem = vma->vm_ops;
+	struct file *file;
 
 	/* pairs with the release in fz_shared_ops_init() */
 	if (smp_load_acquire(&fz_shmem_vm_ops) != shmem &&
-	    fz_shared_ops_init(shmem)) {
+	    fz_shared_ops_init(shmem, vma->vm_file->f_op)) {
 		pr_warn_once("unexpected shmem vm_ops: shared_clear=driver leaves the clearing to shmem\n");
-		return;
+		return 0;
 	}
-	__module_get(THIS_MODULE);
+	file = fz_shared_file(vma->vm_file);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	vma_set_file(vma, file);
+	fput(file);
 	vma->vm_ops = &fz_shared_vm_ops;
+	return 0;
 }
 
 #else /* !FZ_CAN_CLEAR_SHARED: the parameter refuses "driver" */
 
-void fz_shared_clear_vma(struct vm_area_struct *vma)
+int fz_shared_clear_vma(struct vm_area_struct *vma)
 {
+	return 0;
 }
 
 #endif /* FZ_CAN_CLEAR_SHARED */

@@ -9,7 +9,9 @@
  * injection), around MADV_REMOVE, across fork and mremap, reads zeros exactly
  * where /dev/zero's do, one fault per 2 MiB, and the module stays loaded
  * while such a mapping exists.  Boot with init_on_alloc=0 page_poison=1 to
- * make any page that escaped the clear read as poison.  Reloads the module
+ * make any page that escaped the clear read as poison.  Then each
+ * shared_huge policy under each shared_clear maps MADV_HUGEPAGE memory
+ * with PMDs, or (advise with driver) is refused.  Reloads the module
  * as the harness had it at the end.
  */
 #include <errno.h>
@@ -321,6 +323,267 @@ static int test_mremap_grown(const void *arg, char *why)
 	return ret;
 }
 
+/*
+ * remap_file_pages() of the first page to the object's second, then a
+ * fault in it: the kernel emulates the call with do_mmap() of the VMA's
+ * file, which in driver mode is fastzero's own (fz_shared_file()).
+ */
+static int remap_first(int fd, unsigned char *out, char *why)
+{
+	size_t len = PMD_LEN;
+	unsigned char *p = map_shared(fd, len, 0);
+	int ret = FZ_PASS;
+
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	p[0] = 1;
+	p[fz_page] = 2;
+	if (remap_file_pages(p, fz_page, 0, 1, 0))
+		ret = -errno;
+	else
+		*out = p[0];
+	munmap(p, len);
+	return ret;
+}
+
+static int test_remap_pages(const void *arg, char *why)
+{
+	unsigned char a = 0, b = 0;
+	int ra, rb;
+
+	(void)arg;
+	rb = remap_first(ref, &b, why);
+	if (rb == FZ_FAIL)
+		return rb;
+	if (rb == -ENOSYS)
+		return fz_skip(why, "kernel without remap_file_pages()");
+	ra = remap_first(dev, &a, why);
+	if (ra == FZ_FAIL)
+		return ra;
+	if (ra != rb)
+		return fz_fail(why, "returned %s, %s's %s", ra ? strerror(-ra) : "success",
+			       fz_ref_name, rb ? strerror(-rb) : "success");
+	if (a != b)
+		return fz_fail(why, "the remapped page holds %u, %s's %u", a, fz_ref_name, b);
+	return FZ_PASS;
+}
+
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC	(1 << 15)	/* 6.7+ uapi */
+#endif
+
+/*
+ * A userfaultfd registered WP-only with UFFD_FEATURE_WP_ASYNC on
+ * [p, p + len), the range write-protected, then a write to every other
+ * page (resolved by the kernel, no handler): 0, or -errno of the step that
+ * failed; -ENOPROTOOPT when the kernel has no WP_ASYNC (UFFDIO_API).
+ */
+static int uffd_wp_async(unsigned char *p, size_t len)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+	struct uffdio_register reg = {
+		.range = { (unsigned long)p, len }, .mode = UFFDIO_REGISTER_MODE_WP,
+	};
+	struct uffdio_writeprotect wp = {
+		.range = { (unsigned long)p, len }, .mode = UFFDIO_WRITEPROTECT_MODE_WP,
+	};
+	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK), ret = 0;
+	size_t i;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, UFFDIO_API, &api))
+		ret = errno == EINVAL ? -ENOPROTOOPT : -errno;
+	else if (ioctl(fd, UFFDIO_REGISTER, &reg) || ioctl(fd, UFFDIO_WRITEPROTECT, &wp))
+		ret = -errno;
+	for (i = 0; !ret && i < len; i += 2 * fz_page)
+		p[i] = PATTERN;
+	close(fd);
+	return ret;
+}
+
+/*
+ * userfaultfd WP-only with UFFD_FEATURE_WP_ASYNC takes any memory type
+ * (vma_can_userfault(): 6.12 userfaultfd_k.h, 7.x mm/userfaultfd.c), so
+ * a driver-mode mapping is accepted as /dev/zero's is; while registered
+ * the VMA is userfaultfd_armed() and the driver leaves every fault to
+ * shmem (which clears the pages): the same bytes, no page cleared by the
+ * driver.
+ */
+static int test_uffd_wp_async(const void *arg, char *why)
+{
+	size_t len = 2 * PMD_LEN, i;
+	unsigned char *a = map_shared(dev, len, 0), *b = map_shared(ref, len, 0);
+	long d0 = driver_pages();
+	int ra, rb, ret = FZ_PASS;
+
+	(void)arg;
+	if (!a || !b) {
+		ret = fz_fail(why, "mmap: %s", strerror(errno));
+		goto out;
+	}
+	rb = uffd_wp_async(b, len);
+	if (rb == -ENOSYS || rb == -ENOPROTOOPT) {
+		ret = fz_skip(why, "kernel without %s", rb == -ENOSYS ? "userfaultfd" : "UFFD_FEATURE_WP_ASYNC");
+		goto out;
+	}
+	ra = uffd_wp_async(a, len);
+	if (ra != rb) {
+		ret = fz_fail(why, "returned %s, %s's %s", ra ? strerror(-ra) : "success",
+			      fz_ref_name, rb ? strerror(-rb) : "success");
+		goto out;
+	}
+	for (i = 0; i < len; i++)
+		if (a[i] != b[i]) {
+			ret = fz_fail(why, "byte %zu is %#x, %s's %#x", i, a[i], fz_ref_name, b[i]);
+			goto out;
+		}
+	fz_diag("registration %s on both; %ld pages cleared by the driver meanwhile",
+		ra ? strerror(-ra) : "accepted", driver_pages() - d0);
+	if (driver_pages() != d0)
+		ret = fz_fail(why, "the driver cleared %ld pages of a registered range",
+			      driver_pages() - d0);
+out:
+	if (a)
+		munmap(a, len);
+	if (b)
+		munmap(b, len);
+	return ret;
+}
+
+/* ftruncate() to 2 MiB through map_files, then the byte at 3 MiB: 0 or the signal. */
+static int truncated_probe(int fd, int *sig, char *why)
+{
+	size_t len = 2 * PMD_LEN;
+	unsigned char *p = map_shared(fd, len, 0);
+	char path[96];
+	int f, ret = FZ_PASS;
+
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	p[0] = 1;
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
+		 (unsigned long)p, (unsigned long)(p + len));
+	f = open(path, O_RDWR);
+	if (f < 0 || ftruncate(f, PMD_LEN))
+		ret = fz_fail(why, "%s: %s", path, strerror(errno));
+	if (f >= 0)
+		close(f);
+	*sig = ret ? 0 : fz_probe(p + PMD_LEN + PMD_LEN / 2, 0);
+	if (!ret && (p[0] != 1 || check_zero(p + 1, PMD_LEN - 1, why)))
+		ret = fz_fail(why, "the first 2 MiB changed");
+	munmap(p, len);
+	return ret;
+}
+
+/*
+ * Root truncates the object through /proc/PID/map_files: a fault past the
+ * new end gets SIGBUS, the rest keeps its data, as with /dev/zero (the
+ * driver's fill checks i_size before it allocates; see the README for a
+ * truncate that races it).
+ */
+static int test_truncate_map_files(const void *arg, char *why)
+{
+	int sa, sb, ret;
+
+	(void)arg;
+	ret = fz_need_root(why);
+	if (!ret)
+		ret = truncated_probe(ref, &sb, why);
+	if (!ret)
+		ret = truncated_probe(dev, &sa, why);
+	if (ret)
+		return ret;
+	if (sa != sb)
+		return fz_fail(why, "a load past the new end gave signal %d, %s's %d",
+			       sa, fz_ref_name, sb);
+	return FZ_PASS;
+}
+
+/*
+ * The VMAs of /proc/self/maps inside [p, p + len): their number, and the
+ * name of the first in @name.
+ */
+static int count_vmas(const void *p, size_t len, char *name, size_t nlen)
+{
+	unsigned long lo = (unsigned long)p, hi = lo + len, a, b;
+	char line[512], path[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		path[0] = '\0';
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255[^\n]", &a, &b, path) < 2)
+			continue;
+		if (b <= lo || a >= hi)
+			continue;
+		if (!n++ && name)
+			snprintf(name, nlen, "%s", path);
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Split a 4 MiB mapping with mprotect() of one page and join it again;
+ * how many VMAs are left, and what a following mremap() to 8 MiB
+ * (MREMAP_MAYMOVE) returns.  /dev/zero's merges back into one VMA, which
+ * grows; a VMA with vm_ops->close never merges (can_merge_remove_vma()),
+ * and mremap() then fails over three VMAs (issue 26, point 1).
+ */
+static int split_join(int fd, int *vmas, int *remap_err, char *name, size_t nlen)
+{
+	size_t len = 2 * PMD_LEN;
+	unsigned char *p = map_shared(fd, len, 0), *q;
+
+	if (!p)
+		return -errno;
+	p[0] = 1;
+	if (mprotect(p + PMD_LEN, fz_page, PROT_READ) ||
+	    mprotect(p + PMD_LEN, fz_page, PROT_READ | PROT_WRITE)) {
+		munmap(p, len);
+		return -errno;
+	}
+	*vmas = count_vmas(p, len, name, nlen);
+	q = mremap(p, len, 2 * len, MREMAP_MAYMOVE);
+	*remap_err = q == MAP_FAILED ? errno : 0;
+	if (q == MAP_FAILED) {
+		munmap(p, len);
+	} else {
+		*remap_err = q[0] == 1 ? 0 : -1;
+		munmap(q, 2 * len);
+	}
+	return 0;
+}
+
+/* What split_join() measures, on both devices; @arg: 0 VMAs, 1 mremap, 2 name. */
+static int test_split_join(const void *arg, char *why)
+{
+	int what = *(const int *)arg, va, vb, ra, rb, err;
+	char na[256] = "", nb[256] = "";
+
+	err = split_join(ref, &vb, &rb, nb, sizeof(nb));
+	if (err)
+		return fz_fail(why, "%s: mmap/mprotect: %s", fz_ref_name, strerror(-err));
+	err = split_join(dev, &va, &ra, na, sizeof(na));
+	if (err)
+		return fz_fail(why, "%s: mmap/mprotect: %s", fz_dev_name, strerror(-err));
+	fz_diag("after the split and join: %s %d VMAs (\"%s\"), mremap %s; %s %d (\"%s\"), mremap %s",
+		fz_dev_name, va, na, ra ? strerror(ra) : "ok", fz_ref_name, vb, nb,
+		rb ? strerror(rb) : "ok");
+	if (what == 0 && va != vb)
+		return fz_fail(why, "%d VMAs, %s's %d", va, fz_ref_name, vb);
+	if (what == 1 && ra != rb)
+		return fz_fail(why, "mremap to 8 MiB: %s, %s's %s",
+			       ra > 0 ? strerror(ra) : ra ? "data lost" : "success",
+			       fz_ref_name, rb ? strerror(rb) : "success");
+	if (what == 2 && strcmp(na, "/dev/fastzero (deleted)"))
+		return fz_fail(why, "/proc/self/maps names it \"%s\"", na);
+	return FZ_PASS;
+}
+
 /* The module cannot go while a driver-mode mapping holds its vm_ops. */
 static int test_module_pinned(const void *arg, char *why)
 {
@@ -340,6 +603,70 @@ static int test_module_pinned(const void *arg, char *why)
 	if (busy != EWOULDBLOCK && busy != EBUSY)
 		return fz_fail(why, "delete_module: %s", strerror(busy));
 	return FZ_PASS;
+}
+
+/* delete_module refused: 0; else a reason in @why and FZ_FAIL. */
+static int still_pinned(const char *when, char *why)
+{
+	if (!fz_delete_module("fastzero", O_NONBLOCK)) {
+		fz_load_module("shared_clear=driver");
+		return fz_fail(why, "delete_module succeeded %s", when);
+	}
+	if (errno != EWOULDBLOCK && errno != EBUSY)
+		return fz_fail(why, "delete_module %s: %s", when, strerror(errno));
+	return 0;
+}
+
+/*
+ * The module stays while any piece of a driver-mode mapping exists: the
+ * last page of a split one after the rest is unmapped, then a child's
+ * copy after the parent unmapped its own; it unloads once all are gone.
+ * Reloads it with shared_clear=driver.
+ */
+static int test_pinned_by_pieces(const void *arg, char *why)
+{
+	size_t len = 2 * PMD_LEN;
+	unsigned char *p = map_shared(dev, len, 0);
+	int go[2], st, ret;
+	pid_t pid;
+	char c;
+
+	(void)arg;
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	close(dev);
+	dev = -1;
+	p[0] = 1;
+	ret = mprotect(p + PMD_LEN, fz_page, PROT_READ) ? fz_fail(why, "mprotect: %s", strerror(errno)) :
+	      munmap(p, len - fz_page) ? fz_fail(why, "munmap: %s", strerror(errno)) :
+	      still_pinned("with one page of a split mapping left", why);
+	if (ret || pipe(go)) {
+		munmap(p + len - fz_page, fz_page);
+		goto out;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		_exit(read(go[0], &c, 1) < 0 || p[len - fz_page] ? 1 : 0);
+	}
+	munmap(p + len - fz_page, fz_page);
+	close(go[0]);
+	if (pid < 0)
+		ret = fz_fail(why, "fork: %s", strerror(errno));
+	else
+		ret = still_pinned("with only a child's copy of the mapping", why);
+	close(go[1]);
+	if (pid > 0 && (waitpid(pid, &st, 0) != pid || st) && !ret)
+		ret = fz_fail(why, "the child read other data (status %#x)", st);
+	if (!ret && fz_delete_module("fastzero", O_NONBLOCK))
+		ret = fz_fail(why, "delete_module after the last piece went: %s", strerror(errno));
+out:
+	st = fz_load_module("shared_clear=driver");
+	if (st && st != -EEXIST && !ret)
+		ret = fz_fail(why, "reload: %s", strerror(-st));
+	dev = open(fz_dev_path, O_RDWR);
+	return ret;
 }
 
 #define FPA	"/sys/kernel/debug/fail_page_alloc/"
@@ -516,6 +843,58 @@ static void restore(void)
 		fz_report(FZ_FAIL, "module_restored", strerror(-err));
 }
 
+/*
+ * Each shared_huge policy that gives huge pages, under each shared_clear:
+ * a MADV_HUGEPAGE mapping of 8 MiB, every page touched, is mapped with
+ * PMDs (ShmemPmdMapped in smaps), as shmem's own fault maps it.  Except
+ * advise with driver, which must be refused at load with EINVAL:
+ * shmem_get_folio() passes shmem no VMA, so under huge=advise the driver's
+ * allocations never saw MADV_HUGEPAGE and took 4 KiB pages (issue 26,
+ * point 2).  Runs with the module reloaded; the caller restores it.
+ */
+struct huge_pair {
+	const char *huge, *clear;
+};
+
+static int test_huge_pair(const void *arg, char *why)
+{
+	const struct huge_pair *h = arg;
+	int refuse = !strcmp(h->huge, "advise") && !strcmp(h->clear, "driver");
+	size_t len = 4 * PMD_LEN, i;
+	char params[96];
+	unsigned char *p;
+	long kb;
+	int fd, err;
+
+	snprintf(params, sizeof(params), "shared_huge=%s shared_clear=%s", h->huge, h->clear);
+	err = reload(params);
+	if (refuse)
+		return err == -EINVAL ? FZ_PASS :
+		       fz_fail(why, "%s loaded: %s", params, err ? strerror(-err) : "success");
+	if (err)
+		return fz_fail(why, "loading %s: %s", params, strerror(-err));
+	fd = open(fz_dev_path, O_RDWR);
+	if (fd < 0)
+		return fz_fail(why, "open: %s", strerror(errno));
+	p = map_shared(fd, len, 0);
+	close(fd);
+	if (!p)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	if (madvise(p, len, MADV_HUGEPAGE)) {
+		munmap(p, len);
+		return fz_fail(why, "MADV_HUGEPAGE: %s", strerror(errno));
+	}
+	for (i = 0; i < len; i += fz_page)
+		p[i] = 1;
+	kb = fz_smaps_kb(p, len, "ShmemPmdMapped:");
+	munmap(p, len);
+	fz_diag("%s: ShmemPmdMapped %ld kB of %zu", params, kb, len / FZ_KiB);
+	/* one huge page may be missing: the allocator may have none at hand */
+	if (kb < (long)((len - PMD_LEN) / FZ_KiB))
+		return fz_fail(why, "%ld kB of %zu kB mapped by PMDs", kb, len / FZ_KiB);
+	return FZ_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	static const int how[] = { 0, 1, 2 };
@@ -524,8 +903,14 @@ int main(int argc, char **argv)
 		{ anon_name, -EBADF, -EINVAL },
 		{ multi_vma_move, -EFAULT, -EFAULT },
 	};
+	static const struct huge_pair pairs[] = {
+		{ "within_size", "shmem" }, { "within_size", "driver" },
+		{ "always", "shmem" }, { "always", "driver" },
+		{ "advise", "shmem" }, { "advise", "driver" },
+	};
 	char mode[32] = "";
-	int err, reloaded = 0;
+	int err;
+	size_t i;
 
 	fz_setup(argc, argv, &dev, &ref);
 	if (!fz_module) {
@@ -550,7 +935,6 @@ int main(int argc, char **argv)
 			return fz_exit();
 		}
 		dev = open(fz_dev_path, O_RDWR);
-		reloaded = 1;
 	}
 	fz_run(test_first_touch, &how[0], "read_first_touch_after_dirty_memory_is_zero");
 	fz_run(test_first_touch, &how[1], "write_first_touch_after_dirty_memory_is_zero");
@@ -564,9 +948,24 @@ int main(int argc, char **argv)
 	fz_run(test_gives_up, &gives_up[0], "userfaultfd_registration_refused_with_einval");
 	fz_run(test_gives_up, &gives_up[1], "vma_anon_name_refused_with_ebadf");
 	fz_run(test_gives_up, &gives_up[2], "mremap_moving_three_vmas_refused_with_efault");
+	fz_run(test_remap_pages, NULL, "remap_file_pages_as_dev_zero");
+	fz_run(test_split_join, &how[0], "mprotect_split_merges_back_as_dev_zero");
+	fz_run(test_split_join, &how[1], "mremap_grows_after_split_and_join_as_dev_zero");
+	fz_run(test_split_join, &how[2], "maps_names_it_dev_fastzero_deleted");
+	fz_run(test_uffd_wp_async, NULL, "userfaultfd_wp_async_registration_as_dev_zero");
+	fz_run(test_truncate_map_files, NULL, "truncate_through_map_files_sigbus_as_dev_zero");
 	fz_run(test_module_pinned, NULL, "module_stays_while_mapped");
+	fz_run(test_pinned_by_pieces, NULL, "module_stays_while_a_split_or_forked_piece_is_mapped");
 	close(dev);
-	if (reloaded)
-		restore();
+	for (i = 0; i < FZ_ARRAY_SIZE(pairs); i++) {
+		if (!strcmp(pairs[i].huge, "advise") && !strcmp(pairs[i].clear, "driver"))
+			fz_run(test_huge_pair, &pairs[i],
+			       "shared_huge_advise_with_shared_clear_driver_refused_with_einval");
+		else
+			fz_run(test_huge_pair, &pairs[i],
+			       "shared_huge_%s_shared_clear_%s_madv_hugepage_mapped_by_pmds",
+			       pairs[i].huge, pairs[i].clear);
+	}
+	restore();
 	return fz_exit();
 }
