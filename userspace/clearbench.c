@@ -607,28 +607,94 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 
 /* --- self-test: every loop clears exactly [dst, dst + len) ---------------- */
 
+#define ST_GUARD	128	/* poisoned bytes checked on each side */
+
+/*
+ * Loop @l on @len bytes at ST_GUARD + @off in @buf: 0 if exactly those
+ * bytes are zero afterwards and every guard byte is untouched, else -1
+ * with the first wrong byte in @msg.
+ */
+static int check_clear(char *buf, enum fz_loop l, size_t len, unsigned int off,
+		       char *msg, size_t msglen)
+{
+	size_t j, start = ST_GUARD + off, end = start + len;
+
+	memset(buf, 0xa5, end + ST_GUARD);
+	loops[l](buf + start, len, BL_MAX(len, 1), 1);
+	for (j = 0; j < end + ST_GUARD; j++) {
+		bool in = j >= start && j < end;
+
+		if (buf[j] != (in ? 0 : (char)0xa5)) {
+			snprintf(msg, msglen, "len %zu offset %u: byte %zd (from the start) is 0x%02x, want 0x%02x",
+				 len, off, (ssize_t)j - (ssize_t)start,
+				 (unsigned char)buf[j], in ? 0 : 0xa5);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The startup check: a few lengths and offsets, every loop the CPU runs. */
 static void self_test(char *buf)
 {
 	static const size_t lens[] = {
-		0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 4095, 4096, 4097, 65539,
+		0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 255, 256, 257,
+		4095, 4096, 4097, 65539,
 	};
 	unsigned int l, i, off;
-	size_t j, len;
+	char msg[160];
 
 	for (l = 0; l < FZ_NR_LOOPS; l++)
-		for (i = 0; i < BL_ARRAY_SIZE(lens); i++)
-			for (off = 0; off < 8; off += 3) {
-				len = lens[i];
-				memset(buf, 0xa5, len + 128);
-				loops[l](buf + 64 + off, len, BL_MAX(len, 1), 1);
-				for (j = 0; j < len + 128; j++) {
-					bool in = j >= 64 + off && j < 64 + off + len;
+		for (i = 0; loop_runs(l, NULL) && i < BL_ARRAY_SIZE(lens); i++)
+			for (off = 0; off < 8; off += 3)
+				if (check_clear(buf, l, lens[i], off, msg, sizeof(msg)))
+					bl_die("self-test: %s %s", loop_names[l], msg);
+}
 
-					if (buf[j] != (in ? 0 : (char)0xa5))
-						bl_die("self-test: %s len %zu off %u: byte %zu wrong",
-						       loop_names[l], len, off, j);
-				}
-			}
+/*
+ * --self-test: every loop at every length 0..320 and every offset 0..63
+ * from a 64-byte line, then longer lengths around line, page and 2 MiB
+ * boundaries; one TAP line per loop (tests/host/t_clear_loops.sh), a
+ * loop this CPU cannot run (loop_runs()) a SKIP with the reason.  This is
+ * where clzero's bytes, head, tail and partial lengths are proven: the
+ * same clear_loops.S code the module assembles, natively.
+ */
+static int self_test_tap(void)
+{
+	static const size_t longer[] = {
+		511, 512, 513, 1000, 4032, 4095, 4096, 4097, 8191, 65472, 65536,
+		65539, (2u << 20) - 1, 2u << 20, (2u << 20) + 65,
+	};
+	static const unsigned int offs[] = { 0, 1, 8, 31, 63 };
+	size_t size = (4u << 20), len;
+	unsigned int l, off, i, k, failed = 0;
+	char *buf = bl_alloc(size, false);
+	const char *why;
+	char msg[160];
+	int bad;
+
+	printf("1..%d\n", FZ_NR_LOOPS);
+	for (l = 0; l < FZ_NR_LOOPS; l++) {
+		if (!loop_runs(l, &why)) {
+			printf("ok %u - %s_bytes_every_length_and_offset # SKIP %s\n",
+			       l + 1, loop_names[l], why);
+			continue;
+		}
+		bad = 0;
+		for (len = 0; len <= 320 && !bad; len++)
+			for (off = 0; off < 64 && !bad; off++)
+				bad = check_clear(buf, l, len, off, msg, sizeof(msg));
+		for (i = 0; i < BL_ARRAY_SIZE(longer) && !bad; i++)
+			for (k = 0; k < BL_ARRAY_SIZE(offs) && !bad; k++)
+				bad = check_clear(buf, l, longer[i], offs[k], msg,
+						  sizeof(msg));
+		printf("%s %u - %s_bytes_every_length_and_offset%s%s\n",
+		       bad ? "not ok" : "ok", l + 1, loop_names[l],
+		       bad ? " # " : "", bad ? msg : "");
+		failed += bad != 0;
+	}
+	bl_free(buf, size);
+	return failed ? 1 : 0;
 }
 
 /* --- options and main ------------------------------------------------------ */
@@ -639,10 +705,12 @@ static void usage(void)
 	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk,fault,calibrate]\n"
 	      "                  [--bufs 1M,1G] [--chunks 4K,2M] [--loops rep_stosb,unrolled]\n"
 	      "                  [--chunk-dests 64M,1G] [--chunk-loop NAME] [--erms-threshold BYTES]\n"
+	      "                  [--self-test]\n"
 	      "  Times driver/clear_loops.S in userspace. GB/s = 1e9 bytes/s; spread =\n"
 	      "  (max - min) / median over the repetitions; ratio: vs unrolled@4K chunks\n"
 	      "  (matrix), vs unrolled (short), vs 64K chunks (chunk).\n"
-	      "  --json: JSON on stdout, the table on stderr.\n", stderr);
+	      "  --json: JSON on stdout, the table on stderr.\n"
+	      "  --self-test: every loop's bytes at many lengths and offsets, TAP.\n", stderr);
 	exit(2);
 }
 
@@ -697,6 +765,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "chunk-dests", required_argument, NULL, 'd' },
 		{ "chunk-loop", required_argument, NULL, 'l' },
 		{ "erms-threshold", required_argument, NULL, 'e' },
+		{ "self-test", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ },
 	};
@@ -709,7 +778,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->mode = "native";
 	o->sections = "matrix,short,chunk";
 	o->chunk_loop = FZ_LOOP_STOSB;
-	while ((ch = getopt_long(argc, argv, "qr:t:c:jp:Hm:s:b:k:L:d:l:e:h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "qr:t:c:jp:Hm:s:b:k:L:d:l:e:Sh", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'q': o->quick = true; break;
 		case 'r': reps = atoi(optarg); break;
@@ -736,6 +805,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				usage();
 			fz_erms_threshold = thr;
 			break;
+		case 'S': exit(self_test_tap());
 		default: usage();
 		}
 	}
@@ -753,6 +823,18 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (!o->loop_mask)
 		o->loop_mask = (1u << FZ_NR_LOOPS) - 1;
+	for (ch = 0; ch < FZ_NR_LOOPS; ch++) {
+		const char *why;
+
+		if ((o->loop_mask & (1u << ch)) && !loop_runs(ch, &why)) {
+			if (o->narrowed)
+				fprintf(stderr, "clearbench: %s left out: %s\n",
+					loop_names[ch], why);
+			o->loop_mask &= ~(1u << ch);
+		}
+	}
+	if (!o->loop_mask)
+		bl_die("no loop of --loops runs on this CPU");
 }
 
 static size_t largest(const struct opts *o)
