@@ -220,14 +220,14 @@
 	cmpq	$64, %rcx
 	jae	.Lline\@
 	xorl	%eax, %eax
-	jmp	.Lrest\@
 .if \user
+	jmp	.Lrest\@
 .Ltrap\@:
 	cmpl	$X86_TRAP_UD, %eax
 	je	.Ldone\@		/* not executed: %rcx bytes left */
-.endif
 .Lfault\@:
 	xorl	%eax, %eax
+.endif
 .Lrest\@:
 	FZ_UNROLLED_BODY \user
 .Ldone\@:
