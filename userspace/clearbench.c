@@ -22,6 +22,10 @@
  *           shared_clear=driver's one pass over the folio; 1 GiB walked a
  *           folio at a time with rep_stosb, the loop of clear_page_erms()
  *           and of clear_pages() on ERMS CPUs
+ *   stores  (not in the default set) every store the CPU has (rep stosb,
+ *           rep stosq, unrolled, movnti, clzero where it runs) at 1M..1G,
+ *           into one reused buffer (dd) and into a cold 4 GiB region
+ *           cleared bs at a time (perf bench mem memset -k bs -s 4GB)
  *   calibrate (make calibrate, not in the default set) this machine's
  *           erms_threshold and nt_threshold, measured with the driver's
  *           extent policy (driver/policy.h) beside the ones the driver
@@ -429,40 +433,132 @@ static void section_chunk(const struct opts *o, struct bl_report *rep,
 static const struct fault_case {
 	const char *name, *base;
 	size_t first, second;
+	enum fz_loop loop;
 } fault_cases[] = {
-	{ "6x-shmem-ioa1", "6x-shmem-ioa1", 4u << 10, 4u << 10 },
-	{ "6x-driver-ioa1", "6x-shmem-ioa1", 4u << 10, 0 },
-	{ "7x-shmem-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 4u << 10 },
-	{ "7x-driver-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 0 },
-	{ "shmem-ioa0", "shmem-ioa0", 4u << 10, 0 },
-	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0 },
+	{ "6x-shmem-ioa1", "6x-shmem-ioa1", 4u << 10, 4u << 10, FZ_LOOP_STOSB },
+	{ "6x-driver-ioa1", "6x-shmem-ioa1", 4u << 10, 0, FZ_LOOP_STOSB },
+	{ "7x-shmem-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 4u << 10, FZ_LOOP_STOSB },
+	{ "7x-driver-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 0, FZ_LOOP_STOSB },
+	{ "shmem-ioa0", "shmem-ioa0", 4u << 10, 0, FZ_LOOP_STOSB },
+	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_STOSB },
+	/*
+	 * The driver's one pass with the cold-memory stores (issue 27): only
+	 * where init_on_alloc=0, since with =1 the allocator's clear is the
+	 * only one and the driver's store does not run (shared_clear.c).
+	 */
+	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_NT },
+	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_CLZERO },
 };
+
+/* Whether the fault case named @workload ("fault-<name>") has base @base. */
+static bool fault_base_of(const char *workload, const char *base)
+{
+	unsigned int k;
+
+	for (k = 0; k < BL_ARRAY_SIZE(fault_cases); k++)
+		if (!strcmp(workload + strlen("fault-"), fault_cases[k].name))
+			return !strcmp(fault_cases[k].base, base);
+	return false;
+}
 
 static void section_fault(const struct opts *o, struct bl_report *rep,
 			  char *buf)
 {
 	size_t len = 1u << 30;
-	unsigned int i, j, from;
+	unsigned int i, from;
+	char wl[BL_NAME_LEN];
 
 	for (i = 0; i < BL_ARRAY_SIZE(fault_cases); i++) {
 		const struct fault_case *f = &fault_cases[i];
-		char wl[BL_NAME_LEN];
 		struct cfg *c;
 
+		if (!loop_runs(f->loop, NULL))
+			continue;
 		snprintf(wl, sizeof(wl), "fault-%s", f->name);
-		c = add_cfg(wl, FZ_LOOP_STOSB, buf, len, f->first);
-
+		c = add_cfg(wl, f->loop, buf, len, f->first);
 		c->chunk2 = f->second;
 	}
 	run_cfgs(o, "fault");
 	from = rep->nres;
 	collect(rep, o->reps, false);
-	for (i = 0; i < BL_ARRAY_SIZE(fault_cases); i++)
-		for (j = 0; j < BL_ARRAY_SIZE(fault_cases); j++)
-			if (!strcmp(fault_cases[j].name, fault_cases[i].base))
-				rep->res[from + i].ratio =
-					rep->res[from + i].st.med /
-					rep->res[from + j].st.med;
+	for (i = from; i < rep->nres; i++) {
+		struct bl_result *r = &rep->res[i], *base = NULL;
+		unsigned int k;
+
+		/* the base is the case named by this one's base, with rep_stosb */
+		for (k = 0; k < BL_ARRAY_SIZE(fault_cases) && !base; k++) {
+			const struct fault_case *b = &fault_cases[k];
+
+			snprintf(wl, sizeof(wl), "fault-%s", b->base);
+			if (strcmp(b->name, b->base) || b->loop != FZ_LOOP_STOSB)
+				continue;
+			if (!strcmp(r->workload + strlen("fault-"), b->name) ||
+			    fault_base_of(r->workload, b->name))
+				base = bl_find(rep, wl, fmt(b->first),
+					       loop_names[FZ_LOOP_STOSB]);
+		}
+		if (base && base->st.n && r->st.n)
+			r->ratio = r->st.med / base->st.med;
+	}
+}
+
+/* --- section: stores, every store in both patterns of issue 27 ---------- */
+
+#define STORES_COLD	(4ul << 30)	/* perf bench mem memset -s 4GB */
+
+static const size_t store_sizes[] = {
+	1u << 20, 4u << 20, 16u << 20, 32u << 20, 64u << 20, 256u << 20, 1u << 30,
+};
+
+/*
+ * Every loop the CPU runs at each bs: "stores-reused" clears one bs
+ * buffer again and again (dd's pattern: the destination is as hot as the
+ * cache lets it be), "stores-cold" clears a 4 GiB region bs at a time
+ * (perf bench mem memset -k bs -s 4GB: each chunk is new to the cache).
+ * Ratios against rep_stosb at the same bs; the fastest store per bs and
+ * pattern is noted.
+ */
+static void section_stores(const struct opts *o, struct bl_report *rep,
+			   char *buf)
+{
+	static const char * const wls[] = { "stores-reused", "stores-cold" };
+	unsigned int i, l, w, from;
+
+	for (w = 0; w < 2; w++) {
+		for (i = 0; i < BL_ARRAY_SIZE(store_sizes); i++)
+			for (l = 0; l < FZ_NR_LOOPS; l++) {
+				size_t bs = store_sizes[i];
+
+				if (l == FZ_LOOP_ERMS || !loop_runs(l, NULL))
+					continue;	/* erms: rep_stosb at these sizes */
+				if (w)
+					add_cfg(wls[w], l, buf, STORES_COLD, bs);
+				else
+					add_cfg(wls[w], l, buf, bs, bs)->warm = true;
+			}
+		run_cfgs(o, wls[w]);
+		from = rep->nres;
+		collect(rep, o->reps, false);
+		set_ratios(rep, from, NULL, loop_names[FZ_LOOP_STOSB], true);
+		for (i = 0; i < BL_ARRAY_SIZE(store_sizes); i++) {
+			const char *p = fmt(store_sizes[i]);
+			double best = 0;
+			int bl = -1;
+
+			for (l = 0; l < FZ_NR_LOOPS; l++) {
+				double v = med_of(rep, wls[w], p, l);
+
+				if (v > best) {
+					best = v;
+					bl = l;
+				}
+			}
+			if (bl >= 0)
+				bl_note(rep, "result.fastest_store", "%s %s: %s %.2f GB/s = %.2fx rep_stosb",
+					wls[w], p, loop_names[bl], best,
+					best / med_of(rep, wls[w], p, FZ_LOOP_STOSB));
+		}
+	}
 }
 
 /* --- section: calibrate, this machine's thresholds ---------------------- */
@@ -702,7 +798,7 @@ static int self_test_tap(void)
 static void usage(void)
 {
 	fputs("usage: clearbench [--quick] [--reps N] [--target-ms MS] [--csv FILE] [--json]\n"
-	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk,fault,calibrate]\n"
+	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk,fault,stores,calibrate]\n"
 	      "                  [--bufs 1M,1G] [--chunks 4K,2M] [--loops rep_stosb,unrolled]\n"
 	      "                  [--chunk-dests 64M,1G] [--chunk-loop NAME] [--erms-threshold BYTES]\n"
 	      "                  [--self-test]\n"
@@ -850,6 +946,8 @@ static size_t largest(const struct opts *o)
 		m = BL_MAX(m, cal_max(o));
 	if (strstr(o->sections, "fault"))
 		m = BL_MAX(m, (size_t)1 << 30);
+	if (strstr(o->sections, "stores"))
+		m = BL_MAX(m, (size_t)STORES_COLD);
 	return m;
 }
 
@@ -888,6 +986,8 @@ int main(int argc, char **argv)
 		section_chunk(&o, &rep, buf);
 	if (strstr(o.sections, "fault"))
 		section_fault(&o, &rep, buf);
+	if (strstr(o.sections, "stores"))
+		section_stores(&o, &rep, buf);
 	if (strstr(o.sections, "calibrate"))
 		section_calibrate(&o, &rep, buf);
 	bl_note(&rep, "runtime_s", "%.1f", (bl_now_ns() - t0) / 1e9);
