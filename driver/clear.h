@@ -179,4 +179,34 @@ static inline void fz_clear_kernel_clzero(void *addr, unsigned long len)
 	FZ_CALL_LOOP("fz_clear_clzero", addr, len, ASM_CALL_CONSTRAINT);
 }
 
+/**
+ * fz_clear_cold_pages() - clear a kernel page range the cache does not hold
+ * @addr: start address of the range, in the kernel's direct map
+ * @npages: number of pages
+ * @cold_loop: fz_policy_cold_loop()'s store: FZ_LOOP_CLZERO (only once
+ *	clzero.c's self-test passed), FZ_LOOP_NT, or FZ_LOOP_AUTO
+ *
+ * For memory that is new to the cache, such as a huge folio fresh from
+ * the allocator: CLZERO or MOVNTI, which do not read the lines in first
+ * (policy.h: 2.3x rep stosb on Zen 4), else fz_clear_pages().  Both end
+ * with an sfence.  Does no exception handling.
+ */
+static inline void fz_clear_cold_pages(void *addr, unsigned int npages,
+				       int cold_loop)
+{
+	unsigned long len = (unsigned long)npages << PAGE_SHIFT;
+
+	switch (cold_loop) {
+	case FZ_LOOP_CLZERO:
+		fz_clear_kernel_clzero(addr, len);
+		break;
+	case FZ_LOOP_NT:
+		kmsan_unpoison_memory(addr, len);
+		FZ_CALL_LOOP("fz_clear_nt", addr, len, ASM_CALL_CONSTRAINT);
+		break;
+	default:
+		fz_clear_pages(addr, npages);
+	}
+}
+
 #endif /* _FASTZERO_CLEAR_H */

@@ -272,6 +272,8 @@ FZ_LOOP_FUNC fz_clear_user_clzero, FZ_CLZERO_BODY, 1
 FZ_LOOP_FUNC fz_clear_unrolled, FZ_UNROLLED_BODY, 0
 /* fz_clear_kernel_clzero(): cold kernel memory, once the self-test passed */
 FZ_LOOP_FUNC fz_clear_clzero, FZ_CLZERO_BODY, 0
+/* fz_clear_cold_pages() on Intel: movnti */
+FZ_LOOP_FUNC fz_clear_nt, FZ_NT_BODY, 0
 #else
 FZ_LOOP_FUNC fz_clear_unrolled, FZ_UNROLLED_BODY, 0
 FZ_LOOP_FUNC fz_clear_stosq, FZ_STOSQ_BODY, 0

@@ -77,7 +77,7 @@ static enum fz_clzero_state fz_clzero_selftest(const char **why)
 	FZ_CALL_LOOP("fz_clear_user_clzero", to, left, ASM_CALL_CONSTRAINT);
 	if (left) {
 		kfree(buf);
-		*why = "refused: the load-time self-test trapped (#UD: CLZERO is not executed here)";
+		*why = "refused: the load-time self-test trapped (#UD: CLZERO not executed)";
 		return FZ_CLZERO_REFUSED;
 	}
 	for (i = 0; i < FZ_CLZERO_TEST_BUF; i++) {
@@ -137,3 +137,85 @@ static const struct kernel_param_ops fz_clzero_ops = {
 module_param_cb(clzero, &fz_clzero_ops, NULL, 0444);
 MODULE_PARM_DESC(clzero,
 		 "Whether the clzero variant may run: usable, or refused and why (load-time self-test; read-only)");
+
+/*
+ * The store for cold destinations (policy.h): huge folios fresh from the
+ * allocator (shared_clear.c) always, and reads of at least cold_threshold
+ * bytes that start where the file's last read ended (read.c).
+ */
+int fz_cold_loop = FZ_LOOP_AUTO;
+unsigned long fz_cold_threshold = FZ_COLD_THRESHOLD;
+static const char *fz_cold_why = "not derived yet";
+static bool fz_cold_threshold_set_by_param;
+
+static const char * const fz_cold_loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
+
+/**
+ * fz_cold_init() - derive the cold store at load, after fz_clzero_init()
+ * @cpu: the CPU as policy.h sees it
+ */
+void fz_cold_init(const struct fz_cpu *cpu)
+{
+	const char *why;
+
+	WRITE_ONCE(fz_cold_loop, fz_policy_cold_loop(cpu, fz_clzero_usable(), &why));
+	WRITE_ONCE(fz_cold_why, why);
+}
+
+/* cold_variant: the cold store and why (read-only). */
+static int fz_cold_variant_get(char *buf, const struct kernel_param *kp)
+{
+	int loop = READ_ONCE(fz_cold_loop);
+
+	return sysfs_emit(buf, "%s (%s)\n",
+			  loop == FZ_LOOP_AUTO ? "none" : fz_cold_loop_names[loop],
+			  READ_ONCE(fz_cold_why));
+}
+
+static const struct kernel_param_ops fz_cold_variant_ops = {
+	.set	= fz_clzero_set,
+	.get	= fz_cold_variant_get,
+};
+
+module_param_cb(cold_variant, &fz_cold_variant_ops, NULL, 0444);
+MODULE_PARM_DESC(cold_variant,
+		 "Store for cold destinations: new shared huge pages, and reads moving on through memory; and why (read-only)");
+
+/* cold_threshold: as nt_threshold, a WRITE_ONCE() for readers' READ_ONCE(). */
+static int fz_cold_threshold_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned long thr;
+	int ret = kstrtoul(val, 0, &thr);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(fz_cold_threshold, thr);
+	WRITE_ONCE(fz_cold_threshold_set_by_param, true);
+	return 0;
+}
+
+static const struct kernel_param_ops fz_cold_threshold_ops = {
+	.set	= fz_cold_threshold_set,
+	.get	= param_get_ulong,
+};
+
+module_param_cb(cold_threshold, &fz_cold_threshold_ops, &fz_cold_threshold, 0644);
+MODULE_PARM_DESC(cold_threshold,
+		 "Reads of at least this many bytes that start where the file's last read ended use cold_variant (0: never)");
+
+static int fz_cold_threshold_reason_get(char *buf, const struct kernel_param *kp)
+{
+	if (READ_ONCE(fz_cold_threshold_set_by_param))
+		return sysfs_emit(buf, "set by parameter\n");
+	return sysfs_emit(buf, "derived: %lu: %s\n", FZ_COLD_THRESHOLD,
+			  "a read that starts where the file's last read ended moves on into memory it has not touched (filling an array); dd reuses one buffer and keeps rep stos (measured: issue 27)");
+}
+
+static const struct kernel_param_ops fz_cold_threshold_reason_ops = {
+	.set	= fz_clzero_set,
+	.get	= fz_cold_threshold_reason_get,
+};
+
+module_param_cb(cold_threshold_reason, &fz_cold_threshold_reason_ops, NULL, 0444);
+MODULE_PARM_DESC(cold_threshold_reason,
+		 "Where cold_threshold comes from (read-only)");

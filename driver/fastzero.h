@@ -68,6 +68,11 @@ enum fz_clzero_state {
 bool fz_clzero_usable(void);
 bool fz_clzero_refused(void);
 const char *fz_clzero_init(bool forced);
+/* the store for cold destinations, and the reads it serves (policy.h) */
+extern int fz_cold_loop;
+extern unsigned long fz_cold_threshold;
+struct fz_cpu;
+void fz_cold_init(const struct fz_cpu *cpu);
 
 /* shared_clear.c */
 void fz_shared_clear_vma(struct vm_area_struct *vma);

@@ -391,6 +391,7 @@ static void fz_thresholds_init(void)
 	if (expected != selected)
 		pr_warn("policy.h expects variant %s, the alternatives chose %s\n",
 			fz_loop_names[expected], fz_loop_names[selected]);
+	fz_cold_init(&cpu);
 	thr = fz_policy_erms_threshold(&cpu, &why);
 	if (!fz_erms_threshold_why) {
 		fz_erms_threshold = thr;
@@ -411,12 +412,12 @@ static int __init fz_init(void)
 	const char *why;
 	int ret;
 
-	fz_thresholds_init();
 	why = fz_clzero_init(fz_forced_loop == FZ_LOOP_CLZERO);
 	if (fz_forced_loop == FZ_LOOP_CLZERO && !fz_clzero_usable()) {
 		pr_info("force_variant=clzero %s; reads use the patched variant\n", why);
 		fz_forced_loop = FZ_LOOP_AUTO;
 	}
+	fz_thresholds_init();
 	ret = fz_splice_init(fz_splice_huge);
 	if (ret)
 		return ret;

@@ -94,6 +94,7 @@ static char *buf, *cold;
 static struct fz_cpu cpu;
 static enum fz_loop variant;
 static unsigned long nt_threshold;
+static int cold_loop;
 
 static void zero_read(size_t n)
 {
@@ -114,7 +115,9 @@ static void zero_read(size_t n)
  */
 static void fz_emul(struct mcfg *c, char *dst)
 {
-	int loop = fz_policy_loop(FZ_LOOP_AUTO, nt_threshold, c->bs);
+	/* K_CFZ's reads each start where the last ended (read.c remembers) */
+	int loop = fz_policy_read_loop(FZ_LOOP_AUTO, nt_threshold, cold_loop,
+				       FZ_COLD_THRESHOLD, c->bs, c->kind == K_CFZ);
 	unsigned long extent = fz_policy_first_extent(FZ_CHUNK_AUTO);
 	enum fz_loop l = loop == FZ_LOOP_AUTO ? variant : (enum fz_loop)loop;
 	uint64_t t0, ns;
@@ -492,7 +495,7 @@ static void write_csv(const struct opts *o, enum fz_loop zl, double worst)
 
 int main(int argc, char **argv)
 {
-	const char *erms_why, *nt_why;
+	const char *erms_why, *nt_why, *cold_why;
 	struct utsname un;
 	struct opts o;
 	size_t maxbs = 0;
@@ -511,6 +514,7 @@ int main(int argc, char **argv)
 	variant = fz_policy_variant(&cpu);
 	fz_erms_threshold = fz_policy_erms_threshold(&cpu, &erms_why);
 	nt_threshold = fz_policy_nt_threshold(&cpu, &nt_why);
+	cold_loop = fz_policy_cold_loop(&cpu, loop_runs(FZ_LOOP_CLZERO, NULL), &cold_why);
 	for (s = 0; s < o.nsizes; s++)
 		maxbs = BL_MAX(maxbs, o.sizes[s]);
 	buf = bl_alloc(maxbs, false);
@@ -540,6 +544,9 @@ int main(int argc, char **argv)
 	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: first %lu KiB, then %llu ms at the read's own rate (every preemption model)\n",
 	       loop_names[variant], fz_erms_threshold, nt_threshold, nt_why,
 	       FZ_EXTENT_FIRST >> 10, FZ_EXTENT_BUDGET_NS / 1000000);
+	printf("# cold store: %s (%s), for reads of %lu bytes and more that start where the last one ended\n",
+	       cold_loop == FZ_LOOP_AUTO ? "none" : loop_names[cold_loop], cold_why,
+	       FZ_COLD_THRESHOLD);
 	zl = match(&o, &worst);
 	printf("# /dev/zero model: zero-byte read() + %s in 4 KiB chunks (the best match; max error %.1f%%)\n",
 	       loop_names[zl], worst);

@@ -11,7 +11,10 @@
  * later, and read zeros with every other variant.  Where CPUID reports it
  * and the CPU runs it, the variant must be usable and its reads, faults
  * into a PROT_NONE page included, must match /dev/zero.  Then the module
- * is reloaded as the harness loaded it.
+ * is reloaded as the harness loaded it, and the store for cold
+ * destinations checked: cold_variant is policy.h's for this CPU's vendor,
+ * and reads that each start where the last ended (the ones it serves,
+ * with cold_threshold lowered to one page) match /dev/zero.
  */
 #include <cpuid.h>
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/klog.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fztest.h"
@@ -137,6 +141,59 @@ static int test_log_line(const void *arg, char *why)
 	return FZ_PASS;
 }
 
+/* cold_variant: what policy.h gives this vendor, with a derived reason. */
+static int test_cold_variant(const void *arg, char *why)
+{
+	char val[512], vendor[64] = "", line[256], clz[256] = "";
+	const char *want = "none";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	(void)arg;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "vendor_id : %63s", vendor) == 1)
+			break;
+	if (f)
+		fclose(f);
+	fz_read_file(FZ_PARAMS "/clzero", clz, sizeof(clz));
+	if (!strcmp(vendor, "GenuineIntel"))
+		want = "nt";
+	else if ((!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine")) &&
+		 !strncmp(clz, "usable", 6))
+		want = "clzero";
+	if (fz_read_file(FZ_PARAMS "/cold_variant", val, sizeof(val)))
+		return fz_fail(why, "cold_variant not readable");
+	fz_diag("  cold_variant: %s", val);
+	if (strncmp(val, want, strlen(want)) || val[strlen(want)] != ' ' ||
+	    !strstr(val, "(derived: "))
+		return fz_fail(why, "cold_variant \"%s\" on %s, want \"%s (derived: ...)\"",
+			       val, vendor, want);
+	return FZ_PASS;
+}
+
+/*
+ * Reads that fill a buffer piece by piece, each where the last ended:
+ * the reads the cold store serves.  Odd lengths, so heads and tails are
+ * partial; each piece checked against /dev/zero with poisoned guards.
+ */
+static int test_sequential_fill(const void *arg, char *why)
+{
+	fz_read_fn fn = *(const fz_read_fn *)arg;
+	size_t piece = FZ_MiB + 4096 + 13, len = (fz_quick ? 8 : 32) * FZ_MiB;
+	unsigned char *map = fz_mmap(len + 2 * FZ_GUARD, PROT_READ | PROT_WRITE);
+	unsigned char *buf;
+	size_t off;
+	int ret = FZ_PASS;
+
+	if (!map)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	buf = map + FZ_GUARD;
+	for (off = 0; off + piece <= len && ret == FZ_PASS; off += piece)
+		ret = fz_diff_read(dev, ref, fn, buf + off, piece, buf + off,
+				   buf + off + piece + FZ_GUARD, piece, why);
+	fz_munmap(map, len + 2 * FZ_GUARD);
+	return ret;
+}
+
 /* Every other variant still reads zeros (the compact differential set). */
 static void other_variants(void)
 {
@@ -161,6 +218,7 @@ static void other_variants(void)
 
 int main(int argc, char **argv)
 {
+	static const fz_read_fn fns[] = { fz_do_read, fz_do_readv3 };
 	char marker[64];
 	int err;
 
@@ -192,6 +250,16 @@ int main(int argc, char **argv)
 		fz_run(test_write_refused, NULL, "force_variant_clzero_refused_later");
 		other_variants();
 	}
+	err = reload("");
+	if (err) {
+		fz_report(FZ_FAIL, "module_restored", strerror(-err));
+		return fz_exit();
+	}
+	fz_run(test_cold_variant, NULL, "cold_variant_is_policy_for_this_vendor");
+	err = fz_write_file(FZ_PARAMS "/cold_threshold", "4096");
+	fz_report(err ? FZ_FAIL : FZ_PASS, "cold_threshold_set_4096", err ? strerror(-err) : NULL);
+	fz_run(test_sequential_fill, &fns[0], "sequential_fill_read_matches_dev_zero");
+	fz_run(test_sequential_fill, &fns[1], "sequential_fill_readv3_matches_dev_zero");
 	err = reload("");
 	if (err)
 		fz_report(FZ_FAIL, "module_restored", strerror(-err));
