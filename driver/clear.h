@@ -118,6 +118,9 @@ static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
 	case FZ_LOOP_NT:
 		FZ_CALL_LOOP("fz_clear_user_nt", to, n, ASM_CALL_CONSTRAINT);
 		break;
+	case FZ_LOOP_CLZERO:	/* only once clzero.c's self-test passed */
+		FZ_CALL_LOOP("fz_clear_user_clzero", to, n, ASM_CALL_CONSTRAINT);
+		break;
 	default:
 		return fz_clear_user(to, n);
 	}
@@ -155,6 +158,55 @@ static inline void fz_clear_pages(void *addr, unsigned int npages)
 		     : "+c" (len), "+D" (addr), "+a" (zero), ASM_CALL_CONSTRAINT
 		     : : "rdx", "cc", "memory");
 #endif
+}
+
+/**
+ * fz_clear_kernel_clzero() - clear cold kernel memory with CLZERO
+ * @addr: start of the range, mapped and writable
+ * @len: bytes to clear, any length and alignment
+ *
+ * The plain flavour of clear_loops.S's clzero loop: a movq head, CLZERO for
+ * every whole 64-byte line, the unrolled loop for the tail, one sfence
+ * before it returns.  CLZERO zeroes a line without reading it in, so a
+ * destination that is not in the cache costs no read-for-ownership (Zen 4,
+ * userspace: 2.3x rep stosb for cold 1-16 MiB clears, issue 27).  Callers
+ * use it only when fz_clzero_usable(): the CPU ran it at load.  Does no
+ * exception handling.
+ */
+static inline void fz_clear_kernel_clzero(void *addr, unsigned long len)
+{
+	kmsan_unpoison_memory(addr, len);
+	FZ_CALL_LOOP("fz_clear_clzero", addr, len, ASM_CALL_CONSTRAINT);
+}
+
+/**
+ * fz_clear_cold_pages() - clear a kernel page range the cache does not hold
+ * @addr: start address of the range, in the kernel's direct map
+ * @npages: number of pages
+ * @cold_loop: fz_policy_cold_loop()'s store: FZ_LOOP_CLZERO (only once
+ *	clzero.c's self-test passed), FZ_LOOP_NT, or FZ_LOOP_AUTO
+ *
+ * For memory that is new to the cache, such as a huge folio fresh from
+ * the allocator: CLZERO or MOVNTI, which do not read the lines in first
+ * (policy.h: 2.3x rep stosb on Zen 4), else fz_clear_pages().  Both end
+ * with an sfence.  Does no exception handling.
+ */
+static inline void fz_clear_cold_pages(void *addr, unsigned int npages,
+				       int cold_loop)
+{
+	unsigned long len = (unsigned long)npages << PAGE_SHIFT;
+
+	switch (cold_loop) {
+	case FZ_LOOP_CLZERO:
+		fz_clear_kernel_clzero(addr, len);
+		break;
+	case FZ_LOOP_NT:
+		kmsan_unpoison_memory(addr, len);
+		FZ_CALL_LOOP("fz_clear_nt", addr, len, ASM_CALL_CONSTRAINT);
+		break;
+	default:
+		fz_clear_pages(addr, npages);
+	}
 }
 
 #endif /* _FASTZERO_CLEAR_H */

@@ -166,6 +166,85 @@
 	FZ_UNROLLED_BODY \user
 .endm
 
+/*
+ * clzero: AMD's CLZERO (CPUID 0x80000008:EBX[0]) zeroes the whole 64-byte
+ * line that holds the address in %rax, without reading it in first.  The
+ * head is eight movq stores over the first 64 bytes (they cover the bytes
+ * up to the first line boundary; the overlap is stored twice, harmless),
+ * the whole lines go to clzero, the tail below 64 bytes to the unrolled
+ * loop, and one sfence orders the weakly-ordered CLZERO stores before the
+ * function returns (AMD APM vol. 3, CLZERO; the same fence 7.x's
+ * clear_pages() callers get after MOVNTI).  Lengths below 128 bytes take
+ * the unrolled loop alone.
+ *
+ * A fault on a head store or on clzero continues in the unrolled loop at
+ * the current %rdi (the line or the start), which faults there again and
+ * makes the count exact with its own refault path.  clzero's
+ * exception-table entry is of the kind that passes the trap number in
+ * %rax (EX_TYPE_FAULT, ex_handler_fault() in arch/x86/mm/extable.c): an
+ * invalid opcode (#UD: a CPU or emulator that does not execute CLZERO,
+ * whatever CPUID says; do_trap() in arch/x86/kernel/traps.c runs
+ * fixup_exception() for kernel-mode traps) ends the clear with the
+ * remaining count, so the driver's load-time self-test sees it.
+ */
+.macro FZ_CLZERO_BODY user
+	cmpq	$128, %rcx
+	jb	.Lrest\@
+50:	movq	%rax, (%rdi)
+51:	movq	%rax, 8(%rdi)
+52:	movq	%rax, 16(%rdi)
+53:	movq	%rax, 24(%rdi)
+54:	movq	%rax, 32(%rdi)
+55:	movq	%rax, 40(%rdi)
+56:	movq	%rax, 48(%rdi)
+57:	movq	%rax, 56(%rdi)
+	/* on to the next line boundary: 1..64 bytes done */
+	leaq	64(%rdi), %rdx
+	andq	$-64, %rdx
+	addq	%rdi, %rcx
+	subq	%rdx, %rcx
+	movq	%rdx, %rdi
+.Lline\@:
+	movq	%rdi, %rax
+#ifndef FZ_CLZERO_EMULATE
+58:	.byte	0x0f, 0x01, 0xfc	/* clzero (%rax): binutils < 2.28 lack it */
+#else
+	/* userspace test build only: the line as clzero would clear it */
+	andq	$-64, %rax
+	.irp	o, 0, 8, 16, 24, 32, 40, 48, 56
+	movq	$0, \o(%rax)
+	.endr
+#endif
+	addq	$64, %rdi
+	subq	$64, %rcx
+	cmpq	$64, %rcx
+	jae	.Lline\@
+	xorl	%eax, %eax
+.if \user
+	jmp	.Lrest\@
+.Ltrap\@:
+	cmpl	$X86_TRAP_UD, %eax
+	je	.Ldone\@		/* not executed: %rcx bytes left */
+.Lfault\@:
+	xorl	%eax, %eax
+.endif
+.Lrest\@:
+	FZ_UNROLLED_BODY \user
+.Ldone\@:
+	sfence
+	FZ_EXTABLE \user, 50b, .Lfault\@
+	FZ_EXTABLE \user, 51b, .Lfault\@
+	FZ_EXTABLE \user, 52b, .Lfault\@
+	FZ_EXTABLE \user, 53b, .Lfault\@
+	FZ_EXTABLE \user, 54b, .Lfault\@
+	FZ_EXTABLE \user, 55b, .Lfault\@
+	FZ_EXTABLE \user, 56b, .Lfault\@
+	FZ_EXTABLE \user, 57b, .Lfault\@
+.if \user
+	_ASM_EXTABLE_FAULT(58b, .Ltrap\@)
+.endif
+.endm
+
 /* One function per loop and flavour; %eax is the zero every loop stores. */
 .macro FZ_LOOP_FUNC name, body, user
 SYM_FUNC_START(\name)
@@ -188,14 +267,20 @@ FZ_LOOP_FUNC fz_clear_user_stosq, FZ_STOSQ_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_erms, FZ_ERMS_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_stosb, FZ_STOSB_BODY, 1
 FZ_LOOP_FUNC fz_clear_user_nt, FZ_NT_BODY, 1
+FZ_LOOP_FUNC fz_clear_user_clzero, FZ_CLZERO_BODY, 1
 /* fz_clear_pages()'s unrolled variant, on kernels without clear_pages() */
 FZ_LOOP_FUNC fz_clear_unrolled, FZ_UNROLLED_BODY, 0
+/* fz_clear_kernel_clzero(): cold kernel memory, once the self-test passed */
+FZ_LOOP_FUNC fz_clear_clzero, FZ_CLZERO_BODY, 0
+/* fz_clear_cold_pages() on Intel: movnti */
+FZ_LOOP_FUNC fz_clear_nt, FZ_NT_BODY, 0
 #else
 FZ_LOOP_FUNC fz_clear_unrolled, FZ_UNROLLED_BODY, 0
 FZ_LOOP_FUNC fz_clear_stosq, FZ_STOSQ_BODY, 0
 FZ_LOOP_FUNC fz_clear_erms, FZ_ERMS_BODY, 0
 FZ_LOOP_FUNC fz_clear_stosb, FZ_STOSB_BODY, 0
 FZ_LOOP_FUNC fz_clear_nt, FZ_NT_BODY, 0
+FZ_LOOP_FUNC fz_clear_clzero, FZ_CLZERO_BODY, 0
 #endif
 
 	.data

@@ -24,6 +24,7 @@
 #include <linux/linkage.h>
 #include <asm/asm.h>
 #include <asm/smap.h>
+#include <asm/trapnr.h>
 #define FZ_USER_VARIANTS	1
 #else
 /* Userspace builds -include userspace/kasm.h for SYM_FUNC_START/END and RET. */
@@ -39,6 +40,9 @@
  * @FZ_LOOP_ERMS: rep stosb from fz_erms_threshold bytes up, unrolled below
  * @FZ_LOOP_STOSB: rep stosb for every length (fast-short-rep CPUs)
  * @FZ_LOOP_NT: non-temporal movnti stores and one sfence (cache bypass)
+ * @FZ_LOOP_CLZERO: AMD's CLZERO, one 64-byte line per instruction without
+ *	reading it in, movq head and unrolled tail, one sfence (cold memory);
+ *	the driver uses it only after its load-time self-test ran it
  * @FZ_NR_LOOPS: number of strategies
  */
 enum fz_loop {
@@ -47,11 +51,12 @@ enum fz_loop {
 	FZ_LOOP_ERMS,
 	FZ_LOOP_STOSB,
 	FZ_LOOP_NT,
+	FZ_LOOP_CLZERO,
 	FZ_NR_LOOPS,
 };
 
 /* Names as shown in sysfs and in benchmark output, indexed by enum fz_loop. */
-#define FZ_LOOP_NAMES { "unrolled", "rep_stosq", "erms", "rep_stosb", "nt" }
+#define FZ_LOOP_NAMES { "unrolled", "rep_stosq", "erms", "rep_stosb", "nt", "clzero" }
 
 /* Lengths below this use the unrolled loop in the ERMS variant. */
 extern unsigned long fz_erms_threshold;

@@ -58,6 +58,22 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
 				   unsigned long flags);
 
+/* clzero.c: the clzero variant, proven at load (fz_clzero_init()) or refused */
+enum fz_clzero_state {
+	FZ_CLZERO_UNTESTED,
+	FZ_CLZERO_REFUSED,
+	FZ_CLZERO_USABLE,
+};
+
+bool fz_clzero_usable(void);
+bool fz_clzero_refused(void);
+const char *fz_clzero_init(bool forced);
+/* the store for cold destinations, and the reads it serves (policy.h) */
+extern int fz_cold_loop;
+extern unsigned long fz_cold_threshold;
+struct fz_cpu;
+void fz_cold_init(const struct fz_cpu *cpu);
+
 /* shared_clear.c */
 int fz_shared_clear_vma(struct vm_area_struct *vma);
 

@@ -195,6 +195,8 @@ static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
 	loop = sysfs_match_string(fz_loop_names, val);
 	if (loop < 0)
 		return loop;
+	if (loop == FZ_LOOP_CLZERO && fz_clzero_refused())
+		return -EOPNOTSUPP;	/* why: the clzero parameter */
 	WRITE_ONCE(fz_forced_loop, loop);
 	return 0;
 }
@@ -214,7 +216,7 @@ static const struct kernel_param_ops fz_force_variant_ops = {
 
 module_param_cb(force_variant, &fz_force_variant_ops, NULL, 0644);
 MODULE_PARM_DESC(force_variant,
-		 "Clear loop for reads: auto (as patched), unrolled, rep_stosq, erms, rep_stosb (every length) or nt");
+		 "Clear loop for reads: auto (as patched), unrolled, rep_stosq, erms, rep_stosb (every length), nt or clzero (if its load-time self-test passed)");
 
 /*
  * A load-time parameter that takes one of a list of names: @val is the
@@ -389,6 +391,7 @@ static void fz_thresholds_init(void)
 	if (expected != selected)
 		pr_warn("policy.h expects variant %s, the alternatives chose %s\n",
 			fz_loop_names[expected], fz_loop_names[selected]);
+	fz_cold_init(&cpu);
 	thr = fz_policy_erms_threshold(&cpu, &why);
 	if (!fz_erms_threshold_why) {
 		fz_erms_threshold = thr;
@@ -406,8 +409,14 @@ static void fz_thresholds_init(void)
 
 static int __init fz_init(void)
 {
+	const char *why;
 	int ret;
 
+	why = fz_clzero_init(fz_forced_loop == FZ_LOOP_CLZERO);
+	if (fz_forced_loop == FZ_LOOP_CLZERO && !fz_clzero_usable()) {
+		pr_info("force_variant=clzero %s; reads use the patched variant\n", why);
+		fz_forced_loop = FZ_LOOP_AUTO;
+	}
 	fz_thresholds_init();
 	ret = fz_splice_init(fz_splice_huge);
 	if (ret)

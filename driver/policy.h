@@ -367,4 +367,87 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 	return thr;
 }
 
+/*
+ * Cold destinations (issue 27).  A store that does not read the line in
+ * first (CLZERO on AMD, MOVNTI) beats rep stos into memory the cache does
+ * not hold, and loses to it into memory it does:
+ *
+ *  - AMD, Zen 4, userspace (issue 27's table): CLZERO 2.3x rep stosb for
+ *    1-16 MiB chunks of a cold 4 GiB region, 1.1-1.5x from 32 MiB in both
+ *    the cold and the reused pattern; rep stosb 1.5-2.0x CLZERO into one
+ *    reused buffer below 32 MiB.  Upstream: Zen 5 2 MiB faults 67 GB/s
+ *    with CLZERO against 35 with clear_pages() (Raghavendra K T, 2025-09).
+ *  - Intel: MOVNTI, measured here (Xeon, Ice Lake server, `make model`
+ *    and clearbench --sections stores: docs-pending/issue-27.md), and
+ *    upstream (Ankur Arora, 2022: Icelake MOVNTI 24.5 GB/s against rep
+ *    stosb 9.4-12.4).
+ *
+ * A read cannot see whether its buffer is cached, but the open file can
+ * remember where its last read ended: a read that starts there is a
+ * program filling an array piece by piece, which moves on into memory it
+ * has not touched; dd reuses one buffer, which never starts where the last
+ * read ended, and keeps rep stos.  Only the file's own reads count, so
+ * one user's reads cannot steer another's store.
+ */
+#define FZ_COLD_THRESHOLD	((unsigned long)SZ_1M)
+
+/**
+ * fz_policy_cold_loop() - the store for destinations the cache does not hold
+ * @cpu: the CPU's vendor
+ * @clzero: the clzero variant passed its load-time self-test (clzero.c)
+ * @why: if not NULL, set to the reason, for sysfs
+ *
+ * Return: FZ_LOOP_CLZERO on AMD where it runs, FZ_LOOP_NT on Intel,
+ * FZ_LOOP_AUTO (no cold store: the patched variant) otherwise.
+ */
+static inline int fz_policy_cold_loop(const struct fz_cpu *cpu, bool clzero,
+				      const char **why)
+{
+	const char *reason;
+	int loop;
+
+	if (cpu->vendor == FZ_VENDOR_AMD && clzero) {
+		loop = FZ_LOOP_CLZERO;
+		reason = "derived: AMD, clzero self-tested: 2.3x rep stosb cold (Zen 4)";
+	} else if (cpu->vendor == FZ_VENDOR_INTEL) {
+		loop = FZ_LOOP_NT;
+		reason = "derived: Intel: movnti beats rep stosb cold (Ice Lake, measured)";
+	} else {
+		loop = FZ_LOOP_AUTO;
+		reason = cpu->vendor == FZ_VENDOR_AMD ?
+			 "derived: AMD, no usable clzero: rep stos (beats movnti on Zen 4)" :
+			 "derived: neither Intel nor AMD: untested, rep stos";
+	}
+	if (why)
+		*why = reason;
+	return loop;
+}
+
+/**
+ * fz_policy_read_loop() - the clear loop for one read
+ * @forced: the force_variant parameter, FZ_LOOP_AUTO if not set
+ * @nt_threshold: the nt_threshold parameter, 0 for never
+ * @cold_loop: fz_policy_cold_loop()'s store, FZ_LOOP_AUTO for none
+ * @cold_threshold: the cold_threshold parameter, 0 for never
+ * @total: bytes the read asks for
+ * @moves_on: the read starts where the file's last read ended
+ *
+ * Return: @forced if set; @cold_loop for a read of at least
+ * @cold_threshold bytes that moves on; clzero also for reads of
+ * FZ_EXTENT_FIRST and more, where it beats rep stos even into a reused
+ * buffer (Zen 4: 1.19-1.49x, issue 27); else fz_policy_loop().
+ */
+static inline int fz_policy_read_loop(int forced, unsigned long nt_threshold,
+				      int cold_loop,
+				      unsigned long cold_threshold,
+				      unsigned long total, bool moves_on)
+{
+	if (forced == FZ_LOOP_AUTO && cold_loop != FZ_LOOP_AUTO &&
+	    cold_threshold && total >= cold_threshold &&
+	    (moves_on || (cold_loop == FZ_LOOP_CLZERO &&
+			  total >= FZ_EXTENT_FIRST)))
+		return cold_loop;
+	return fz_policy_loop(forced, nt_threshold, total);
+}
+
 #endif /* _FASTZERO_POLICY_H */

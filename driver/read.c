@@ -15,11 +15,33 @@ unsigned long fz_chunk_size = FZ_CHUNK_AUTO;
 unsigned long fz_nt_threshold;	/* set at load (main.c) */
 int fz_forced_loop = FZ_LOOP_AUTO;
 
-/* The loop for a read of @total bytes (policy.h). */
-static int fz_read_loop(size_t total)
+/*
+ * Whether a read at @to moves on from @file's last read, which ended
+ * where this one starts (policy.h: a program filling an array), and
+ * remember where this one ends.  file->private_data holds that user
+ * address (misc_open() left the miscdevice there, which no user address
+ * equals).  Only this open file's reads count; racing readers of it can
+ * only make the guess wrong.
+ */
+static bool fz_read_moves_on(struct file *file, const void __user *to,
+			     size_t total)
 {
-	return fz_policy_loop(READ_ONCE(fz_forced_loop),
-			      READ_ONCE(fz_nt_threshold), total);
+	unsigned long start = (unsigned long)to;
+	bool moves_on = READ_ONCE(file->private_data) == (void *)start;
+
+	WRITE_ONCE(file->private_data, (void *)(start + total));
+	return moves_on;
+}
+
+/* The loop for a read of @total bytes at @to (policy.h). */
+static int fz_read_loop(struct file *file, const void __user *to,
+			size_t total)
+{
+	return fz_policy_read_loop(READ_ONCE(fz_forced_loop),
+				   READ_ONCE(fz_nt_threshold),
+				   READ_ONCE(fz_cold_loop),
+				   READ_ONCE(fz_cold_threshold), total,
+				   to && fz_read_moves_on(file, to, total));
 }
 
 static unsigned long fz_clear_chunk(int loop, void __user *to, unsigned long n)
@@ -90,7 +112,7 @@ static void fz_extent_end(struct fz_extent *e, size_t done)
 ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos)
 {
-	int loop = fz_read_loop(count);
+	int loop = fz_read_loop(file, buf, count);
 	struct fz_extent e;
 	size_t cleared = 0;
 
@@ -170,7 +192,10 @@ static size_t fz_iter_step(const struct iov_iter *iter, size_t max)
  */
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
-	int loop = fz_read_loop(iov_iter_count(iter));
+	int loop = fz_read_loop(iocb->ki_filp,
+				user_backed_iter(iter) && iov_iter_count(iter) ?
+				fz_iter_user_addr(iter) : NULL,
+				iov_iter_count(iter));
 	size_t written = 0;
 	struct fz_extent e;
 

@@ -127,8 +127,10 @@ static void fz_shared_fill(struct vm_fault *vmf, pgoff_t start)
 	/* Not uptodate under the folio lock: new, as the allocator gave it. */
 	if (!folio_test_uptodate(folio)) {
 		if (fz_alloc_needs_zeroing()) {
-			fz_clear_pages(folio_address(folio),
-				       folio_nr_pages(folio));
+			/* fresh from the allocator: cold (policy.h) */
+			fz_clear_cold_pages(folio_address(folio),
+					    folio_nr_pages(folio),
+					    READ_ONCE(fz_cold_loop));
 			fz_stat_add(FZ_STAT_SHARED_CLEARED, folio_nr_pages(folio));
 		} else {
 			fz_stat_add(FZ_STAT_SHARED_PRECLEARED,

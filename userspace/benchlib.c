@@ -180,7 +180,7 @@ const char *bl_cpu_flags(void)
 {
 	static const char * const want[] = {
 		"erms", "fsrm", "fzrm", "fsrs", "fsrc", "rep_good",
-		"avx512f", "hypervisor",
+		"avx512f", "clzero", "movdir64b", "hypervisor",
 	};
 	static char out[160];
 	char flags[4096], padded[4100], pat[32];
@@ -211,6 +211,16 @@ static bool has_flag(const char *flags, const char *flag)
 static void user_cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
 {
 	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+
+bool bl_cpu_has_movdir64b(void)
+{
+	unsigned int r[4];
+
+	if (__get_cpuid_max(0, NULL) < 7)
+		return false;
+	user_cpuid(7, 0, r);
+	return r[2] & (1u << 28);
 }
 
 void bl_fz_cpu(struct fz_cpu *cpu)

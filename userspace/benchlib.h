@@ -56,6 +56,9 @@ struct fz_cpu;
  */
 void bl_fz_cpu(struct fz_cpu *cpu);
 
+/* CPUID 7.0:ECX[28]: MOVDIR64B, a 64-byte direct store (not measured: no loop) */
+bool bl_cpu_has_movdir64b(void);
+
 /* Pin the calling thread to @cpu (-1: leave it alone); 0 on success. */
 int bl_pin_cpu(int cpu);
 /* Model name and the clear-related CPU flags, for the report header. */

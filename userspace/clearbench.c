@@ -22,6 +22,10 @@
  *           shared_clear=driver's one pass over the folio; 1 GiB walked a
  *           folio at a time with rep_stosb, the loop of clear_page_erms()
  *           and of clear_pages() on ERMS CPUs
+ *   stores  (not in the default set) every store the CPU has (rep stosb,
+ *           rep stosq, unrolled, movnti, clzero where it runs) at 1M..1G,
+ *           into one reused buffer (dd) and into a cold 4 GiB region
+ *           cleared bs at a time (perf bench mem memset -k bs -s 4GB)
  *   calibrate (make calibrate, not in the default set) this machine's
  *           erms_threshold and nt_threshold, measured with the driver's
  *           extent policy (driver/policy.h) beside the ones the driver
@@ -429,40 +433,132 @@ static void section_chunk(const struct opts *o, struct bl_report *rep,
 static const struct fault_case {
 	const char *name, *base;
 	size_t first, second;
+	enum fz_loop loop;
 } fault_cases[] = {
-	{ "6x-shmem-ioa1", "6x-shmem-ioa1", 4u << 10, 4u << 10 },
-	{ "6x-driver-ioa1", "6x-shmem-ioa1", 4u << 10, 0 },
-	{ "7x-shmem-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 4u << 10 },
-	{ "7x-driver-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 0 },
-	{ "shmem-ioa0", "shmem-ioa0", 4u << 10, 0 },
-	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0 },
+	{ "6x-shmem-ioa1", "6x-shmem-ioa1", 4u << 10, 4u << 10, FZ_LOOP_STOSB },
+	{ "6x-driver-ioa1", "6x-shmem-ioa1", 4u << 10, 0, FZ_LOOP_STOSB },
+	{ "7x-shmem-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 4u << 10, FZ_LOOP_STOSB },
+	{ "7x-driver-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 0, FZ_LOOP_STOSB },
+	{ "shmem-ioa0", "shmem-ioa0", 4u << 10, 0, FZ_LOOP_STOSB },
+	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_STOSB },
+	/*
+	 * The driver's one pass with the cold-memory stores (issue 27): only
+	 * where init_on_alloc=0, since with =1 the allocator's clear is the
+	 * only one and the driver's store does not run (shared_clear.c).
+	 */
+	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_NT },
+	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_CLZERO },
 };
+
+/* Whether the fault case named @workload ("fault-<name>") has base @base. */
+static bool fault_base_of(const char *workload, const char *base)
+{
+	unsigned int k;
+
+	for (k = 0; k < BL_ARRAY_SIZE(fault_cases); k++)
+		if (!strcmp(workload + strlen("fault-"), fault_cases[k].name))
+			return !strcmp(fault_cases[k].base, base);
+	return false;
+}
 
 static void section_fault(const struct opts *o, struct bl_report *rep,
 			  char *buf)
 {
 	size_t len = 1u << 30;
-	unsigned int i, j, from;
+	unsigned int i, from;
+	char wl[BL_NAME_LEN];
 
 	for (i = 0; i < BL_ARRAY_SIZE(fault_cases); i++) {
 		const struct fault_case *f = &fault_cases[i];
-		char wl[BL_NAME_LEN];
 		struct cfg *c;
 
+		if (!loop_runs(f->loop, NULL))
+			continue;
 		snprintf(wl, sizeof(wl), "fault-%s", f->name);
-		c = add_cfg(wl, FZ_LOOP_STOSB, buf, len, f->first);
-
+		c = add_cfg(wl, f->loop, buf, len, f->first);
 		c->chunk2 = f->second;
 	}
 	run_cfgs(o, "fault");
 	from = rep->nres;
 	collect(rep, o->reps, false);
-	for (i = 0; i < BL_ARRAY_SIZE(fault_cases); i++)
-		for (j = 0; j < BL_ARRAY_SIZE(fault_cases); j++)
-			if (!strcmp(fault_cases[j].name, fault_cases[i].base))
-				rep->res[from + i].ratio =
-					rep->res[from + i].st.med /
-					rep->res[from + j].st.med;
+	for (i = from; i < rep->nres; i++) {
+		struct bl_result *r = &rep->res[i], *base = NULL;
+		unsigned int k;
+
+		/* the base is the case named by this one's base, with rep_stosb */
+		for (k = 0; k < BL_ARRAY_SIZE(fault_cases) && !base; k++) {
+			const struct fault_case *b = &fault_cases[k];
+
+			snprintf(wl, sizeof(wl), "fault-%s", b->base);
+			if (strcmp(b->name, b->base) || b->loop != FZ_LOOP_STOSB)
+				continue;
+			if (!strcmp(r->workload + strlen("fault-"), b->name) ||
+			    fault_base_of(r->workload, b->name))
+				base = bl_find(rep, wl, fmt(b->first),
+					       loop_names[FZ_LOOP_STOSB]);
+		}
+		if (base && base->st.n && r->st.n)
+			r->ratio = r->st.med / base->st.med;
+	}
+}
+
+/* --- section: stores, every store in both patterns of issue 27 ---------- */
+
+#define STORES_COLD	(4ul << 30)	/* perf bench mem memset -s 4GB */
+
+static const size_t store_sizes[] = {
+	1u << 20, 4u << 20, 16u << 20, 32u << 20, 64u << 20, 256u << 20, 1u << 30,
+};
+
+/*
+ * Every loop the CPU runs at each bs: "stores-reused" clears one bs
+ * buffer again and again (dd's pattern: the destination is as hot as the
+ * cache lets it be), "stores-cold" clears a 4 GiB region bs at a time
+ * (perf bench mem memset -k bs -s 4GB: each chunk is new to the cache).
+ * Ratios against rep_stosb at the same bs; the fastest store per bs and
+ * pattern is noted.
+ */
+static void section_stores(const struct opts *o, struct bl_report *rep,
+			   char *buf)
+{
+	static const char * const wls[] = { "stores-reused", "stores-cold" };
+	unsigned int i, l, w, from;
+
+	for (w = 0; w < 2; w++) {
+		for (i = 0; i < BL_ARRAY_SIZE(store_sizes); i++)
+			for (l = 0; l < FZ_NR_LOOPS; l++) {
+				size_t bs = store_sizes[i];
+
+				if (l == FZ_LOOP_ERMS || !loop_runs(l, NULL))
+					continue;	/* erms: rep_stosb at these sizes */
+				if (w)
+					add_cfg(wls[w], l, buf, STORES_COLD, bs);
+				else
+					add_cfg(wls[w], l, buf, bs, bs)->warm = true;
+			}
+		run_cfgs(o, wls[w]);
+		from = rep->nres;
+		collect(rep, o->reps, false);
+		set_ratios(rep, from, NULL, loop_names[FZ_LOOP_STOSB], true);
+		for (i = 0; i < BL_ARRAY_SIZE(store_sizes); i++) {
+			const char *p = fmt(store_sizes[i]);
+			double best = 0;
+			int bl = -1;
+
+			for (l = 0; l < FZ_NR_LOOPS; l++) {
+				double v = med_of(rep, wls[w], p, l);
+
+				if (v > best) {
+					best = v;
+					bl = l;
+				}
+			}
+			if (bl >= 0)
+				bl_note(rep, "result.fastest_store", "%s %s: %s %.2f GB/s = %.2fx rep_stosb",
+					wls[w], p, loop_names[bl], best,
+					best / med_of(rep, wls[w], p, FZ_LOOP_STOSB));
+		}
+	}
 }
 
 /* --- section: calibrate, this machine's thresholds ---------------------- */
@@ -607,28 +703,94 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 
 /* --- self-test: every loop clears exactly [dst, dst + len) ---------------- */
 
+#define ST_GUARD	128	/* poisoned bytes checked on each side */
+
+/*
+ * Loop @l on @len bytes at ST_GUARD + @off in @buf: 0 if exactly those
+ * bytes are zero afterwards and every guard byte is untouched, else -1
+ * with the first wrong byte in @msg.
+ */
+static int check_clear(char *buf, enum fz_loop l, size_t len, unsigned int off,
+		       char *msg, size_t msglen)
+{
+	size_t j, start = ST_GUARD + off, end = start + len;
+
+	memset(buf, 0xa5, end + ST_GUARD);
+	loops[l](buf + start, len, BL_MAX(len, 1), 1);
+	for (j = 0; j < end + ST_GUARD; j++) {
+		bool in = j >= start && j < end;
+
+		if (buf[j] != (in ? 0 : (char)0xa5)) {
+			snprintf(msg, msglen, "len %zu offset %u: byte %zd (from the start) is 0x%02x, want 0x%02x",
+				 len, off, (ssize_t)j - (ssize_t)start,
+				 (unsigned char)buf[j], in ? 0 : 0xa5);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The startup check: a few lengths and offsets, every loop the CPU runs. */
 static void self_test(char *buf)
 {
 	static const size_t lens[] = {
-		0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 4095, 4096, 4097, 65539,
+		0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 255, 256, 257,
+		4095, 4096, 4097, 65539,
 	};
 	unsigned int l, i, off;
-	size_t j, len;
+	char msg[160];
 
 	for (l = 0; l < FZ_NR_LOOPS; l++)
-		for (i = 0; i < BL_ARRAY_SIZE(lens); i++)
-			for (off = 0; off < 8; off += 3) {
-				len = lens[i];
-				memset(buf, 0xa5, len + 128);
-				loops[l](buf + 64 + off, len, BL_MAX(len, 1), 1);
-				for (j = 0; j < len + 128; j++) {
-					bool in = j >= 64 + off && j < 64 + off + len;
+		for (i = 0; loop_runs(l, NULL) && i < BL_ARRAY_SIZE(lens); i++)
+			for (off = 0; off < 8; off += 3)
+				if (check_clear(buf, l, lens[i], off, msg, sizeof(msg)))
+					bl_die("self-test: %s %s", loop_names[l], msg);
+}
 
-					if (buf[j] != (in ? 0 : (char)0xa5))
-						bl_die("self-test: %s len %zu off %u: byte %zu wrong",
-						       loop_names[l], len, off, j);
-				}
-			}
+/*
+ * --self-test: every loop at every length 0..320 and every offset 0..63
+ * from a 64-byte line, then longer lengths around line, page and 2 MiB
+ * boundaries; one TAP line per loop (tests/host/t_clear_loops.sh), a
+ * loop this CPU cannot run (loop_runs()) a SKIP with the reason.  This is
+ * where clzero's bytes, head, tail and partial lengths are proven: the
+ * same clear_loops.S code the module assembles, natively.
+ */
+static int self_test_tap(void)
+{
+	static const size_t longer[] = {
+		511, 512, 513, 1000, 4032, 4095, 4096, 4097, 8191, 65472, 65536,
+		65539, (2u << 20) - 1, 2u << 20, (2u << 20) + 65,
+	};
+	static const unsigned int offs[] = { 0, 1, 8, 31, 63 };
+	size_t size = (4u << 20), len;
+	unsigned int l, off, i, k, failed = 0;
+	char *buf = bl_alloc(size, false);
+	const char *why;
+	char msg[160];
+	int bad;
+
+	printf("1..%d\n", FZ_NR_LOOPS);
+	for (l = 0; l < FZ_NR_LOOPS; l++) {
+		if (!loop_runs(l, &why)) {
+			printf("ok %u - %s_bytes_every_length_and_offset # SKIP %s\n",
+			       l + 1, loop_names[l], why);
+			continue;
+		}
+		bad = 0;
+		for (len = 0; len <= 320 && !bad; len++)
+			for (off = 0; off < 64 && !bad; off++)
+				bad = check_clear(buf, l, len, off, msg, sizeof(msg));
+		for (i = 0; i < BL_ARRAY_SIZE(longer) && !bad; i++)
+			for (k = 0; k < BL_ARRAY_SIZE(offs) && !bad; k++)
+				bad = check_clear(buf, l, longer[i], offs[k], msg,
+						  sizeof(msg));
+		printf("%s %u - %s_bytes_every_length_and_offset%s%s\n",
+		       bad ? "not ok" : "ok", l + 1, loop_names[l],
+		       bad ? " # " : "", bad ? msg : "");
+		failed += bad != 0;
+	}
+	bl_free(buf, size);
+	return failed ? 1 : 0;
 }
 
 /* --- options and main ------------------------------------------------------ */
@@ -636,13 +798,15 @@ static void self_test(char *buf)
 static void usage(void)
 {
 	fputs("usage: clearbench [--quick] [--reps N] [--target-ms MS] [--csv FILE] [--json]\n"
-	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk,fault,calibrate]\n"
+	      "                  [--cpu N] [--thp] [--mode LABEL] [--sections matrix,short,chunk,fault,stores,calibrate]\n"
 	      "                  [--bufs 1M,1G] [--chunks 4K,2M] [--loops rep_stosb,unrolled]\n"
 	      "                  [--chunk-dests 64M,1G] [--chunk-loop NAME] [--erms-threshold BYTES]\n"
+	      "                  [--self-test]\n"
 	      "  Times driver/clear_loops.S in userspace. GB/s = 1e9 bytes/s; spread =\n"
 	      "  (max - min) / median over the repetitions; ratio: vs unrolled@4K chunks\n"
 	      "  (matrix), vs unrolled (short), vs 64K chunks (chunk).\n"
-	      "  --json: JSON on stdout, the table on stderr.\n", stderr);
+	      "  --json: JSON on stdout, the table on stderr.\n"
+	      "  --self-test: every loop's bytes at many lengths and offsets, TAP.\n", stderr);
 	exit(2);
 }
 
@@ -697,6 +861,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "chunk-dests", required_argument, NULL, 'd' },
 		{ "chunk-loop", required_argument, NULL, 'l' },
 		{ "erms-threshold", required_argument, NULL, 'e' },
+		{ "self-test", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ },
 	};
@@ -709,7 +874,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->mode = "native";
 	o->sections = "matrix,short,chunk";
 	o->chunk_loop = FZ_LOOP_STOSB;
-	while ((ch = getopt_long(argc, argv, "qr:t:c:jp:Hm:s:b:k:L:d:l:e:h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "qr:t:c:jp:Hm:s:b:k:L:d:l:e:Sh", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'q': o->quick = true; break;
 		case 'r': reps = atoi(optarg); break;
@@ -736,6 +901,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				usage();
 			fz_erms_threshold = thr;
 			break;
+		case 'S': exit(self_test_tap());
 		default: usage();
 		}
 	}
@@ -753,6 +919,18 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (!o->loop_mask)
 		o->loop_mask = (1u << FZ_NR_LOOPS) - 1;
+	for (ch = 0; ch < FZ_NR_LOOPS; ch++) {
+		const char *why;
+
+		if ((o->loop_mask & (1u << ch)) && !loop_runs(ch, &why)) {
+			if (o->narrowed)
+				fprintf(stderr, "clearbench: %s left out: %s\n",
+					loop_names[ch], why);
+			o->loop_mask &= ~(1u << ch);
+		}
+	}
+	if (!o->loop_mask)
+		bl_die("no loop of --loops runs on this CPU");
 }
 
 static size_t largest(const struct opts *o)
@@ -768,6 +946,8 @@ static size_t largest(const struct opts *o)
 		m = BL_MAX(m, cal_max(o));
 	if (strstr(o->sections, "fault"))
 		m = BL_MAX(m, (size_t)1 << 30);
+	if (strstr(o->sections, "stores"))
+		m = BL_MAX(m, (size_t)STORES_COLD);
 	return m;
 }
 
@@ -806,6 +986,8 @@ int main(int argc, char **argv)
 		section_chunk(&o, &rep, buf);
 	if (strstr(o.sections, "fault"))
 		section_fault(&o, &rep, buf);
+	if (strstr(o.sections, "stores"))
+		section_stores(&o, &rep, buf);
 	if (strstr(o.sections, "calibrate"))
 		section_calibrate(&o, &rep, buf);
 	bl_note(&rep, "runtime_s", "%.1f", (bl_now_ns() - t0) / 1e9);

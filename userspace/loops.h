@@ -3,7 +3,13 @@
 #ifndef _FASTZERO_LOOPS_H
 #define _FASTZERO_LOOPS_H
 
+#include <cpuid.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+#include <string.h>
 
 #include "benchlib.h"
 #include "clear_loops.h"
@@ -40,6 +46,7 @@ DEFINE_CLEAR(fz_clear_stosq)
 DEFINE_CLEAR(fz_clear_erms)
 DEFINE_CLEAR(fz_clear_stosb)
 DEFINE_CLEAR(fz_clear_nt)
+DEFINE_CLEAR(fz_clear_clzero)
 
 static const clear_fn loops[FZ_NR_LOOPS] = {
 	[FZ_LOOP_UNROLLED]	= run_fz_clear_unrolled,
@@ -47,8 +54,65 @@ static const clear_fn loops[FZ_NR_LOOPS] = {
 	[FZ_LOOP_ERMS]		= run_fz_clear_erms,
 	[FZ_LOOP_STOSB]		= run_fz_clear_stosb,
 	[FZ_LOOP_NT]		= run_fz_clear_nt,
+	[FZ_LOOP_CLZERO]	= run_fz_clear_clzero,
 };
 
 static const char * const loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
+
+/* clearbench-clzero-emul: clzero's line stores emulated (clear_loops.S) */
+#ifdef FZ_CLZERO_EMULATE
+#define FZ_CLZERO_EMULATED	1
+#else
+#define FZ_CLZERO_EMULATED	0
+#endif
+
+static sigjmp_buf loop_probe_env;
+
+static void loop_probe_sigill(int sig)
+{
+	(void)sig;
+	siglongjmp(loop_probe_env, 1);
+}
+
+/*
+ * Whether this CPU runs loop @l; if not, *@why says why.  Every loop but
+ * clzero uses baseline x86-64 instructions.  clzero needs CPUID
+ * 0x80000008:EBX[0], and CPUID alone is not trusted (a hypervisor may
+ * advertise what the CPU does not run): the loop is also run once, on a
+ * stack buffer, under a SIGILL handler.
+ */
+static inline bool loop_runs(enum fz_loop l, const char **why)
+{
+	static int known[FZ_NR_LOOPS];	/* 0: not asked, 1: runs, 2: not */
+	static const char *reason[FZ_NR_LOOPS];
+	unsigned int a, b, c, d;
+	struct sigaction sa, old;
+	char probe[512] __attribute__((aligned(64)));
+	volatile bool ran = false;
+
+	if (l != FZ_LOOP_CLZERO || FZ_CLZERO_EMULATED)
+		return true;
+	if (!known[l]) {
+		known[l] = 2;
+		if (!__get_cpuid(0x80000008, &a, &b, &c, &d) || !(b & 1)) {
+			reason[l] = "this CPU has no clzero (CPUID 0x80000008:EBX[0] clear)";
+		} else {
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = loop_probe_sigill;
+			sigaction(SIGILL, &sa, &old);
+			if (!sigsetjmp(loop_probe_env, 1)) {
+				loops[l](probe, sizeof(probe), sizeof(probe), 1);
+				ran = true;
+			}
+			sigaction(SIGILL, &old, NULL);
+			known[l] = ran ? 1 : 2;
+			if (!ran)
+				reason[l] = "CPUID reports clzero, but it raised SIGILL";
+		}
+	}
+	if (why)
+		*why = reason[l];
+	return known[l] == 1;
+}
 
 #endif /* _FASTZERO_LOOPS_H */

@@ -18,7 +18,17 @@
  *                  longest extent (the latency it gives a pending signal,
  *                  or on a cooperative kernel the scheduler) reported
  *   limit-<loop>   a zero-byte read() plus one call of <loop> for the
- *                  whole block: what no read path can beat
+ *                  whole block: what no read path can beat; every store
+ *                  the CPU has (rep stosb, rep stosq, the unrolled loop,
+ *                  movnti, clzero where it runs), so the limit is this
+ *                  CPU's, not the fastest of fastzero's own choices
+ *
+ * and the same for a cold destination, each read into the next bs of a
+ * COLD_REGION region (a program filling an array; perf bench mem memset
+ * -k bs -s 4GB's pattern), which the cache cannot hold:
+ *
+ *   cold-fz        fastzero's read path emulated, as fz
+ *   cold-<loop>    a zero-byte read() plus one call of <loop>
  *
  * Rows where the /dev/zero model misses the real /dev/zero by more than
  * 10% are flagged and carry no claim.  Mode: native userspace, host CPU.
@@ -39,18 +49,21 @@
 #include "policy.h"
 
 #define MAX_SIZES	12
-#define MAX_MCFGS	(1 + MAX_SIZES * 12)
+#define MAX_MCFGS	(1 + MAX_SIZES * 20)
+#define COLD_REGION	(4ul << 30)
 #define ZERO_CHUNK	4096	/* /dev/zero: PAGE_SIZE per clear_user() */
 #define MISS_PCT	10.0	/* a model row off by more carries no claim */
 
-enum kind { K_READ0, K_REAL, K_ZERO, K_FZ, K_LIMIT };
+enum kind { K_READ0, K_REAL, K_ZERO, K_FZ, K_LIMIT, K_CFZ, K_CLIMIT };
 
 /* /dev/zero candidates (erms is rep_stosb for 4 KiB chunks) and limits. */
 static const enum fz_loop zero_loops[] = {
 	FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ, FZ_LOOP_STOSB,
 };
+/* every store: those this CPU cannot run (loop_runs()) are left out */
 static const enum fz_loop limit_loops[] = {
 	FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ, FZ_LOOP_STOSB, FZ_LOOP_NT,
+	FZ_LOOP_CLZERO,
 };
 
 /**
@@ -58,6 +71,7 @@ static const enum fz_loop limit_loops[] = {
  * @kind: what one operation is
  * @loop: K_ZERO, K_LIMIT: the loop
  * @bs: bytes per read
+ * @off: K_CFZ, K_CLIMIT: where the next read goes in the cold region
  * @max_extent_ns: K_FZ: the longest extent any read took
  * @extents: K_FZ: extents cleared, over @reads reads
  * @iters: operations per sample
@@ -66,7 +80,7 @@ static const enum fz_loop limit_loops[] = {
 struct mcfg {
 	enum kind kind;
 	enum fz_loop loop;
-	size_t bs;
+	size_t bs, off;
 	uint64_t max_extent_ns;
 	unsigned long extents, reads;
 	unsigned long iters;
@@ -76,10 +90,11 @@ struct mcfg {
 static struct mcfg cfgs[MAX_MCFGS];
 static unsigned int ncfgs;
 static int zfd;
-static char *buf;
+static char *buf, *cold;
 static struct fz_cpu cpu;
 static enum fz_loop variant;
 static unsigned long nt_threshold;
+static int cold_loop;
 
 static void zero_read(size_t n)
 {
@@ -98,9 +113,11 @@ static void zero_read(size_t n)
  * extents costs next to nothing when nothing else is runnable: both
  * models run the same extents.
  */
-static void fz_emul(struct mcfg *c)
+static void fz_emul(struct mcfg *c, char *dst)
 {
-	int loop = fz_policy_loop(FZ_LOOP_AUTO, nt_threshold, c->bs);
+	/* K_CFZ's reads each start where the last ended (read.c remembers) */
+	int loop = fz_policy_read_loop(FZ_LOOP_AUTO, nt_threshold, cold_loop,
+				       FZ_COLD_THRESHOLD, c->bs, c->kind == K_CFZ);
 	unsigned long extent = fz_policy_first_extent(FZ_CHUNK_AUTO);
 	enum fz_loop l = loop == FZ_LOOP_AUTO ? variant : (enum fz_loop)loop;
 	uint64_t t0, ns;
@@ -110,12 +127,12 @@ static void fz_emul(struct mcfg *c)
 	for (off = 0; off < c->bs; off += n) {
 		n = BL_MIN(extent, c->bs - off);
 		if (c->bs - off == n) {		/* the last: read.c does not time it */
-			loops[l](buf + off, n, n, 1);
+			loops[l](dst + off, n, n, 1);
 			c->extents++;
 			break;
 		}
 		t0 = bl_now_ns();
-		loops[l](buf + off, n, n, 1);
+		loops[l](dst + off, n, n, 1);
 		ns = bl_now_ns() - t0;
 		if (ns > c->max_extent_ns)
 			c->max_extent_ns = ns;
@@ -123,6 +140,18 @@ static void fz_emul(struct mcfg *c)
 		c->extents++;
 	}
 	c->reads++;
+}
+
+/* The next bs of the cold region, wrapping round. */
+static char *cold_next(struct mcfg *c)
+{
+	char *dst;
+
+	if (c->off + c->bs > COLD_REGION)
+		c->off = 0;
+	dst = cold + c->off;
+	c->off += c->bs;
+	return dst;
 }
 
 static void one_op(struct mcfg *c)
@@ -139,11 +168,18 @@ static void one_op(struct mcfg *c)
 		loops[c->loop](buf, c->bs, ZERO_CHUNK, 1);
 		break;
 	case K_FZ:
-		fz_emul(c);
+		fz_emul(c, buf);
 		break;
 	case K_LIMIT:
 		zero_read(0);
 		loops[c->loop](buf, c->bs, c->bs, 1);
+		break;
+	case K_CFZ:
+		fz_emul(c, cold_next(c));
+		break;
+	case K_CLIMIT:
+		zero_read(0);
+		loops[c->loop](cold_next(c), c->bs, c->bs, 1);
 		break;
 	}
 }
@@ -203,6 +239,11 @@ static const char *series(const struct mcfg *c, char *out, size_t len)
 		return "fz";
 	case K_LIMIT:
 		snprintf(out, len, "limit-%s", loop_names[c->loop]);
+		return out;
+	case K_CFZ:
+		return "cold-fz";
+	case K_CLIMIT:
+		snprintf(out, len, "cold-%s", loop_names[c->loop]);
 		return out;
 	}
 	return "?";
@@ -364,7 +405,8 @@ static void report(const struct opts *o, enum fz_loop zl, double worst)
 		unsigned int l;
 
 		for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++) {
-			double v = best(find(K_LIMIT, limit_loops[l], bs), o->reps);
+			const struct mcfg *m = find(K_LIMIT, limit_loops[l], bs);
+			double v = m ? best(m, o->reps) : 0;
 
 			if (v > lim) {
 				lim = v;
@@ -385,11 +427,51 @@ static void report(const struct opts *o, enum fz_loop zl, double worst)
 		       f->max_extent_ns ? f->max_extent_ns / 1e6 : bs / fc / 1e6,
 		       f->reads ? (double)f->extents / f->reads : 0, verdict);
 	}
-	printf("# GB/s, best of %u interleaved; ratio = fastzero model / /dev/zero model; limit = zero-byte read() + the fastest single clear of bs\n",
+	printf("# GB/s, best of %u interleaved; ratio = fastzero model / /dev/zero model; limit = zero-byte read() + the fastest single clear of bs by any store this CPU has\n",
 	       o->reps);
 	if (worst > MISS_PCT)
 		printf("# the /dev/zero model misses by up to %.0f%%: rows beyond %.0f%% carry no claim\n",
 		       worst, MISS_PCT);
+}
+
+/* Every store at every bs, both patterns; then fastzero in the cold one. */
+static void report_stores(const struct opts *o)
+{
+	unsigned int l;
+	int s;
+	char p[16];
+
+	printf("\n# every store, GB/s (best of %u): reused buffer (dd's pattern) / cold destination (reads moving through %lu GiB)\n",
+	       o->reps, COLD_REGION >> 30);
+	printf("%-5s", "bs");
+	for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++)
+		if (find(K_LIMIT, limit_loops[l], o->sizes[0]))
+			printf(" %17s", loop_names[limit_loops[l]]);
+	printf("  %9s %9s %-9s %7s\n", "cold-fz", "cold-lim", "(loop)", "fz/lim");
+	for (s = 0; s < o->nsizes; s++) {
+		size_t bs = o->sizes[s];
+		double fc = best(find(K_CFZ, -1, bs), o->reps), lim = 0;
+		enum fz_loop ll = limit_loops[0];
+
+		printf("%-5s", bl_fmt_size(bs, p, sizeof(p)));
+		for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++) {
+			const struct mcfg *w = find(K_LIMIT, limit_loops[l], bs);
+			const struct mcfg *c = find(K_CLIMIT, limit_loops[l], bs);
+			char cell[32];
+
+			if (!w || !c)
+				continue;
+			snprintf(cell, sizeof(cell), "%.2f / %.2f", best(w, o->reps),
+				 best(c, o->reps));
+			printf(" %17s", cell);
+			if (best(c, o->reps) > lim) {
+				lim = best(c, o->reps);
+				ll = limit_loops[l];
+			}
+		}
+		printf("  %9.2f %9.2f %-9s %6.0f%%\n", fc, lim, loop_names[ll],
+		       100 * fc / lim);
+	}
 }
 
 static void write_csv(const struct opts *o, enum fz_loop zl, double worst)
@@ -413,7 +495,7 @@ static void write_csv(const struct opts *o, enum fz_loop zl, double worst)
 
 int main(int argc, char **argv)
 {
-	const char *erms_why, *nt_why;
+	const char *erms_why, *nt_why, *cold_why;
 	struct utsname un;
 	struct opts o;
 	size_t maxbs = 0;
@@ -432,9 +514,11 @@ int main(int argc, char **argv)
 	variant = fz_policy_variant(&cpu);
 	fz_erms_threshold = fz_policy_erms_threshold(&cpu, &erms_why);
 	nt_threshold = fz_policy_nt_threshold(&cpu, &nt_why);
+	cold_loop = fz_policy_cold_loop(&cpu, loop_runs(FZ_LOOP_CLZERO, NULL), &cold_why);
 	for (s = 0; s < o.nsizes; s++)
 		maxbs = BL_MAX(maxbs, o.sizes[s]);
 	buf = bl_alloc(maxbs, false);
+	cold = bl_alloc(COLD_REGION, false);
 
 	add(K_READ0, 0, 0);
 	for (s = 0; s < o.nsizes; s++) {
@@ -442,8 +526,13 @@ int main(int argc, char **argv)
 		for (l = 0; l < BL_ARRAY_SIZE(zero_loops); l++)
 			add(K_ZERO, zero_loops[l], o.sizes[s]);
 		add(K_FZ, 0, o.sizes[s]);
-		for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++)
+		add(K_CFZ, 0, o.sizes[s]);
+		for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++) {
+			if (!loop_runs(limit_loops[l], NULL))
+				continue;
 			add(K_LIMIT, limit_loops[l], o.sizes[s]);
+			add(K_CLIMIT, limit_loops[l], o.sizes[s]);
+		}
 	}
 	run(&o);
 
@@ -455,13 +544,26 @@ int main(int argc, char **argv)
 	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: first %lu KiB, then %llu ms at the read's own rate (every preemption model)\n",
 	       loop_names[variant], fz_erms_threshold, nt_threshold, nt_why,
 	       FZ_EXTENT_FIRST >> 10, FZ_EXTENT_BUDGET_NS / 1000000);
+	printf("# cold store: %s (%s), for reads of %lu bytes and more that start where the last one ended\n",
+	       cold_loop == FZ_LOOP_AUTO ? "none" : loop_names[cold_loop], cold_why,
+	       FZ_COLD_THRESHOLD);
 	zl = match(&o, &worst);
 	printf("# /dev/zero model: zero-byte read() + %s in 4 KiB chunks (the best match; max error %.1f%%)\n",
 	       loop_names[zl], worst);
 	report(&o, zl, worst);
+	report_stores(&o);
+	for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++) {
+		const char *why;
+
+		if (!loop_runs(limit_loops[l], &why))
+			printf("# %s not measured: %s\n", loop_names[limit_loops[l]], why);
+	}
+	if (!bl_cpu_has_movdir64b())
+		printf("# movdir64b not measured: CPUID 7.0:ECX[28] clear\n");
 	if (o.csv)
 		write_csv(&o, zl, worst);
 	bl_free(buf, maxbs);
+	bl_free(cold, COLD_REGION);
 	close(zfd);
 	return 0;
 }

@@ -33,7 +33,7 @@
 dir=$(cd "$(dirname "$0")" && pwd)
 fuzz=
 [ "${FZ_FUZZ:-1}" = 0 ] || fuzz=t_fuzz
-progs=${*:-"t_read t_readv t_async t_splice t_signal t_misc t_mmap t_shared t_huge t_clear t_swap $fuzz t_fail t_memcg t_sysfs t_unload"}
+progs=${*:-"t_read t_readv t_async t_splice t_signal t_misc t_mmap t_shared t_huge t_clear t_swap $fuzz t_fail t_memcg t_sysfs t_clzero t_unload"}
 limit=${FZ_TIMEOUT:-300}
 
 run_one() {

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * clzero.c - the clzero variant: proven at load by running it, or refused.
+ *
+ * CPUID alone is not trusted for CLZERO: QEMU's TCG (7.2, 11.1) executes
+ * it as an invalid opcode and filters it from the guest's CPUID, but any
+ * hypervisor or CPUID override may advertise what the CPU does not run.
+ * So at load, where CPUID reports it or force_variant=clzero asks for it,
+ * the user-access flavour of the loop runs once on a kernel buffer: its
+ * CLZERO has an exception-table entry that catches every trap, #UD
+ * included (exc_invalid_op() -> do_error_trap() -> do_trap() ->
+ * do_trap_no_signal(), which calls fixup_exception() for a kernel-mode
+ * trap: arch/x86/kernel/traps.c in 6.1, 6.12 and 7.x), so a CPU that does
+ * not execute it ends the loop early instead of oopsing.  The bytes are
+ * then checked.  The variant is used only if CPUID has it and the
+ * self-test passed; otherwise the reason shows in the clzero parameter
+ * and, when force_variant asked for it, in one line of the kernel log.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <asm/cpufeature.h>
+#include "clear.h"
+#include "fastzero.h"
+
+/* Where the self-test clears: a partial head and tail around whole lines. */
+#define FZ_CLZERO_TEST_BUF	1024
+#define FZ_CLZERO_TEST_OFF	13
+#define FZ_CLZERO_TEST_LEN	700
+
+static enum fz_clzero_state fz_clzero_state;
+static const char *fz_clzero_why = "not tested yet";
+
+/**
+ * fz_clzero_usable() - whether the clzero variant may run
+ *
+ * Return: true only after the load-time self-test passed on a CPU whose
+ * CPUID reports CLZERO.
+ */
+bool fz_clzero_usable(void)
+{
+	return READ_ONCE(fz_clzero_state) == FZ_CLZERO_USABLE;
+}
+
+/**
+ * fz_clzero_refused() - whether a request for the clzero variant is refused
+ *
+ * Return: false before fz_clzero_init() ran (force_variant given at load
+ * is decided there), else !fz_clzero_usable().
+ */
+bool fz_clzero_refused(void)
+{
+	return READ_ONCE(fz_clzero_state) != FZ_CLZERO_UNTESTED &&
+	       !fz_clzero_usable();
+}
+
+/* Run the loop once on a kernel buffer; the state and reason (*@why) it earns. */
+static enum fz_clzero_state fz_clzero_selftest(const char **why)
+{
+	void __user *to;
+	unsigned long left = FZ_CLZERO_TEST_LEN;
+	unsigned char *buf;
+	unsigned int i, start = FZ_CLZERO_TEST_OFF;
+	unsigned int end = FZ_CLZERO_TEST_OFF + FZ_CLZERO_TEST_LEN;
+
+	buf = kmalloc(FZ_CLZERO_TEST_BUF, GFP_KERNEL);
+	if (!buf) {
+		*why = "refused: no memory for the load-time self-test";
+		return FZ_CLZERO_REFUSED;
+	}
+	memset(buf, 0xa5, FZ_CLZERO_TEST_BUF);
+	/* the user flavour on a kernel address: its STAC/CLAC are harmless */
+	to = (void __force __user *)(buf + start);
+	FZ_CALL_LOOP("fz_clear_user_clzero", to, left, ASM_CALL_CONSTRAINT);
+	if (left) {
+		kfree(buf);
+		*why = "refused: the load-time self-test trapped (#UD: CLZERO not executed)";
+		return FZ_CLZERO_REFUSED;
+	}
+	for (i = 0; i < FZ_CLZERO_TEST_BUF; i++) {
+		bool in = i >= start && i < end;
+
+		if (buf[i] != (in ? 0 : 0xa5)) {
+			*why = "refused: the load-time self-test left wrong bytes";
+			kfree(buf);
+			return FZ_CLZERO_REFUSED;
+		}
+	}
+	kfree(buf);
+	if (!boot_cpu_has(X86_FEATURE_CLZERO)) {
+		*why = "refused: the self-test passed, but CPUID does not report CLZERO";
+		return FZ_CLZERO_REFUSED;
+	}
+	*why = "usable: CPUID reports CLZERO and the load-time self-test passed";
+	return FZ_CLZERO_USABLE;
+}
+
+/**
+ * fz_clzero_init() - decide at load whether the clzero variant may run
+ * @forced: force_variant=clzero was given
+ *
+ * Runs the self-test where CPUID reports CLZERO or @forced asks for it.
+ *
+ * Return: the reason, for the caller's log line.
+ */
+const char *fz_clzero_init(bool forced)
+{
+	const char *why = "not tested: CPUID does not report CLZERO";
+	enum fz_clzero_state state = FZ_CLZERO_REFUSED;
+
+	if (boot_cpu_has(X86_FEATURE_CLZERO) || forced)
+		state = fz_clzero_selftest(&why);
+	WRITE_ONCE(fz_clzero_why, why);
+	WRITE_ONCE(fz_clzero_state, state);
+	return why;
+}
+
+/* clzero: whether the variant may run, and why (read-only). */
+static int fz_clzero_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", READ_ONCE(fz_clzero_why));
+}
+
+static int fz_clzero_set(const char *val, const struct kernel_param *kp)
+{
+	return -EINVAL;
+}
+
+static const struct kernel_param_ops fz_clzero_ops = {
+	.set	= fz_clzero_set,
+	.get	= fz_clzero_get,
+};
+
+module_param_cb(clzero, &fz_clzero_ops, NULL, 0444);
+MODULE_PARM_DESC(clzero,
+		 "Whether the clzero variant may run: usable, or refused and why (load-time self-test; read-only)");
+
+/*
+ * The store for cold destinations (policy.h): huge folios fresh from the
+ * allocator (shared_clear.c) always, and reads of at least cold_threshold
+ * bytes that start where the file's last read ended (read.c).
+ */
+int fz_cold_loop = FZ_LOOP_AUTO;
+unsigned long fz_cold_threshold = FZ_COLD_THRESHOLD;
+static const char *fz_cold_why = "not derived yet";
+static bool fz_cold_threshold_set_by_param;
+
+static const char * const fz_cold_loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
+
+/**
+ * fz_cold_init() - derive the cold store at load, after fz_clzero_init()
+ * @cpu: the CPU as policy.h sees it
+ */
+void fz_cold_init(const struct fz_cpu *cpu)
+{
+	const char *why;
+
+	WRITE_ONCE(fz_cold_loop, fz_policy_cold_loop(cpu, fz_clzero_usable(), &why));
+	WRITE_ONCE(fz_cold_why, why);
+}
+
+/* cold_variant: the cold store and why (read-only). */
+static int fz_cold_variant_get(char *buf, const struct kernel_param *kp)
+{
+	int loop = READ_ONCE(fz_cold_loop);
+
+	return sysfs_emit(buf, "%s (%s)\n",
+			  loop == FZ_LOOP_AUTO ? "none" : fz_cold_loop_names[loop],
+			  READ_ONCE(fz_cold_why));
+}
+
+static const struct kernel_param_ops fz_cold_variant_ops = {
+	.set	= fz_clzero_set,
+	.get	= fz_cold_variant_get,
+};
+
+module_param_cb(cold_variant, &fz_cold_variant_ops, NULL, 0444);
+MODULE_PARM_DESC(cold_variant,
+		 "Store for cold destinations: new shared huge pages, and reads moving on through memory; and why (read-only)");
+
+/* cold_threshold: as nt_threshold, a WRITE_ONCE() for readers' READ_ONCE(). */
+static int fz_cold_threshold_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned long thr;
+	int ret = kstrtoul(val, 0, &thr);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(fz_cold_threshold, thr);
+	WRITE_ONCE(fz_cold_threshold_set_by_param, true);
+	return 0;
+}
+
+static const struct kernel_param_ops fz_cold_threshold_ops = {
+	.set	= fz_cold_threshold_set,
+	.get	= param_get_ulong,
+};
+
+module_param_cb(cold_threshold, &fz_cold_threshold_ops, &fz_cold_threshold, 0644);
+MODULE_PARM_DESC(cold_threshold,
+		 "Reads of at least this many bytes that start where the file's last read ended use cold_variant (0: never)");
+
+static int fz_cold_threshold_reason_get(char *buf, const struct kernel_param *kp)
+{
+	if (READ_ONCE(fz_cold_threshold_set_by_param))
+		return sysfs_emit(buf, "set by parameter\n");
+	return sysfs_emit(buf, "derived: %lu: %s\n", FZ_COLD_THRESHOLD,
+			  "a read that starts where the file's last read ended moves on into memory it has not touched (filling an array); dd reuses one buffer and keeps rep stos (measured: issue 27)");
+}
+
+static const struct kernel_param_ops fz_cold_threshold_reason_ops = {
+	.set	= fz_clzero_set,
+	.get	= fz_cold_threshold_reason_get,
+};
+
+module_param_cb(cold_threshold_reason, &fz_cold_threshold_reason_ops, NULL, 0444);
+MODULE_PARM_DESC(cold_threshold_reason,
+		 "Where cold_threshold comes from (read-only)");

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_clzero - the clzero variant is proven at load by running it, or refused.
+ *
+ * The module is reloaded with force_variant=clzero.  Where the guest's
+ * CPUID does not report CLZERO (QEMU's TCG filters it and executes it as
+ * #UD; any Intel CPU), the load-time self-test must trap, and the module
+ * must load all the same, say why in the clzero parameter and in one
+ * kernel log line (not a WARN or an oops: the harness fails a boot with
+ * those), leave force_variant at auto, refuse clzero when it is written
+ * later, and read zeros with every other variant.  Where CPUID reports it
+ * and the CPU runs it, the variant must be usable and its reads, faults
+ * into a PROT_NONE page included, must match /dev/zero.  Then the module
+ * is reloaded as the harness loaded it, and the store for cold
+ * destinations checked: cold_variant is policy.h's for this CPU's vendor,
+ * and reads that each start where the last ended (the ones it serves,
+ * with cold_threshold lowered to one page) match /dev/zero.
+ */
+#include <cpuid.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fztest.h"
+
+static int dev, ref;
+static const char refused_log[] = "fastzero: force_variant=clzero refused: ";
+
+static int cpuid_has_clzero(void)
+{
+	unsigned int a, b, c, d;
+
+	return __get_cpuid(0x80000008, &a, &b, &c, &d) && (b & 1);
+}
+
+/* Reload with @params and reopen the device; 0 or -errno. */
+static int reload(const char *params)
+{
+	int err;
+
+	if (dev >= 0)
+		close(dev);
+	dev = -1;
+	if (fz_delete_module("fastzero", O_NONBLOCK) && errno != ENOENT)
+		return -errno;
+	err = fz_load_module(params);
+	if (err)
+		return err;
+	dev = open(fz_dev_path, O_RDWR);
+	return dev < 0 ? -errno : 0;
+}
+
+static int test_refused(const void *arg, char *why)
+{
+	char val[256];
+
+	(void)arg;
+	if (fz_read_file(FZ_PARAMS "/clzero", val, sizeof(val)))
+		return fz_fail(why, "clzero parameter not readable");
+	fz_diag("  clzero: %s", val);
+	if (!strstr(val, "refused: the load-time self-test trapped (#UD"))
+		return fz_fail(why, "clzero says \"%s\", want the self-test's #UD refusal", val);
+	return FZ_PASS;
+}
+
+/* Where the CPU runs it: usable, and the forced variant in place. */
+static int test_usable(const void *arg, char *why)
+{
+	char val[256], forced[64];
+
+	(void)arg;
+	if (fz_read_file(FZ_PARAMS "/clzero", val, sizeof(val)) ||
+	    fz_read_file(FZ_PARAMS "/force_variant", forced, sizeof(forced)))
+		return fz_fail(why, "clzero or force_variant not readable");
+	fz_diag("  clzero: %s", val);
+	if (strncmp(val, "usable", 6) || strcmp(forced, "clzero"))
+		return fz_fail(why, "clzero says \"%s\", force_variant \"%s\"", val, forced);
+	return FZ_PASS;
+}
+
+static int test_force_auto(const void *arg, char *why)
+{
+	char val[64];
+
+	(void)arg;
+	if (fz_read_file(FZ_PARAMS "/force_variant", val, sizeof(val)))
+		return fz_fail(why, "force_variant not readable");
+	if (strcmp(val, "auto"))
+		return fz_fail(why, "force_variant is \"%s\" after the refusal, want auto", val);
+	return FZ_PASS;
+}
+
+static int test_write_refused(const void *arg, char *why)
+{
+	int err = fz_write_file(FZ_PARAMS "/force_variant", "clzero");
+
+	(void)arg;
+	if (err != -EOPNOTSUPP)
+		return fz_fail(why, "writing clzero to force_variant: %s, want EOPNOTSUPP",
+			       err ? strerror(-err) : "accepted");
+	return FZ_PASS;
+}
+
+/* Exactly one kernel log line, since the reload, says why. */
+static int test_log_line(const void *arg, char *why)
+{
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	const char *marker = arg, *p, *from;
+	char *log;
+	int n, lines = 0;
+
+	if (len <= 0)
+		return fz_fail(why, "klogctl(SIZE_BUFFER): %s", strerror(errno));
+	log = calloc(1, len + 1);
+	if (!log)
+		return fz_fail(why, "out of memory");
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, len);
+	if (n < 0) {
+		free(log);
+		return fz_fail(why, "klogctl(READ_ALL): %s", strerror(errno));
+	}
+	log[n] = 0;
+	from = strstr(log, marker);
+	for (p = from; p && (p = strstr(p, refused_log)); p++)
+		lines++;
+	if (from && strstr(from, "WARNING"))
+		lines = -1;
+	free(log);
+	if (!from)
+		return fz_fail(why, "the test's marker is not in the kernel log");
+	if (lines < 0)
+		return fz_fail(why, "a WARNING in the kernel log after the reload");
+	if (lines != 1)
+		return fz_fail(why, "%d lines \"%s...\" after the reload, want 1", lines,
+			       refused_log);
+	return FZ_PASS;
+}
+
+/* cold_variant: what policy.h gives this vendor, with a derived reason. */
+static int test_cold_variant(const void *arg, char *why)
+{
+	char val[512], vendor[64] = "", line[256], clz[256] = "";
+	const char *want = "none";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	(void)arg;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "vendor_id : %63s", vendor) == 1)
+			break;
+	if (f)
+		fclose(f);
+	fz_read_file(FZ_PARAMS "/clzero", clz, sizeof(clz));
+	if (!strcmp(vendor, "GenuineIntel"))
+		want = "nt";
+	else if ((!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine")) &&
+		 !strncmp(clz, "usable", 6))
+		want = "clzero";
+	if (fz_read_file(FZ_PARAMS "/cold_variant", val, sizeof(val)))
+		return fz_fail(why, "cold_variant not readable");
+	fz_diag("  cold_variant: %s", val);
+	if (strncmp(val, want, strlen(want)) || val[strlen(want)] != ' ' ||
+	    !strstr(val, "(derived: "))
+		return fz_fail(why, "cold_variant \"%s\" on %s, want \"%s (derived: ...)\"",
+			       val, vendor, want);
+	return FZ_PASS;
+}
+
+/*
+ * Reads that fill a buffer piece by piece, each where the last ended:
+ * the reads the cold store serves.  Odd lengths, so heads and tails are
+ * partial; each piece checked against /dev/zero with poisoned guards.
+ */
+static int test_sequential_fill(const void *arg, char *why)
+{
+	fz_read_fn fn = *(const fz_read_fn *)arg;
+	size_t piece = FZ_MiB + 4096 + 13, len = (fz_quick ? 8 : 32) * FZ_MiB;
+	unsigned char *map = fz_mmap(len + 2 * FZ_GUARD, PROT_READ | PROT_WRITE);
+	unsigned char *buf;
+	size_t off;
+	int ret = FZ_PASS;
+
+	if (!map)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	buf = map + FZ_GUARD;
+	for (off = 0; off + piece <= len && ret == FZ_PASS; off += piece)
+		ret = fz_diff_read(dev, ref, fn, buf + off, piece, buf + off,
+				   buf + off + piece + FZ_GUARD, piece, why);
+	fz_munmap(map, len + 2 * FZ_GUARD);
+	return ret;
+}
+
+/* Every other variant still reads zeros (the compact differential set). */
+static void other_variants(void)
+{
+	static const char *const variants[] = {
+		"unrolled", "rep_stosq", "erms", "rep_stosb", "nt", "auto",
+	};
+	char prefix[64];
+	size_t i;
+
+	for (i = 0; i < FZ_ARRAY_SIZE(variants); i++) {
+		int err = fz_write_file(FZ_PARAMS "/force_variant", variants[i]);
+
+		snprintf(prefix, sizeof(prefix), "after_refusal_force_variant_%s_set",
+			 variants[i]);
+		fz_report(err ? FZ_FAIL : FZ_PASS, prefix, err ? strerror(-err) : NULL);
+		if (err)
+			continue;
+		snprintf(prefix, sizeof(prefix), "after_refusal_%s_read", variants[i]);
+		fz_compact_checks(dev, ref, fz_do_read, prefix);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const fz_read_fn fns[] = { fz_do_read, fz_do_readv3 };
+	char marker[64];
+	int err;
+
+	fz_setup(argc, argv, &dev, &ref);
+	if (!fz_module) {
+		fz_report(FZ_SKIP, "clzero", "module tests disabled (FZ_MODULE=0)");
+		return fz_exit();
+	}
+	snprintf(marker, sizeof(marker), "fastzero-test: t_clzero-%d", getpid());
+	fz_kmsg(marker + strlen("fastzero-test: "));
+	err = reload("force_variant=clzero");
+	if (err) {
+		fz_report(FZ_FAIL, "loads_with_force_variant_clzero", strerror(-err));
+		err = reload("");
+		if (err)
+			fz_report(FZ_FAIL, "module_restored", strerror(-err));
+		return fz_exit();
+	}
+	fz_report(FZ_PASS, "loads_with_force_variant_clzero", NULL);
+	if (cpuid_has_clzero() && !fz_file_has_word(FZ_PARAMS "/clzero", "refused:")) {
+		fz_run(test_usable, NULL, "cpu_with_clzero_passes_the_self_test");
+		fz_compact_checks(dev, ref, fz_do_read, "clzero_read");
+		fz_compact_checks(dev, ref, fz_do_readv3, "clzero_readv3");
+	} else {
+		/* CPUID without it, or with it but the CPU trapped: refused */
+		fz_run(test_refused, NULL, "forced_clzero_self_test_traps_and_is_refused_in_sysfs");
+		fz_run(test_log_line, marker, "refusal_is_one_kernel_log_line");
+		fz_run(test_force_auto, NULL, "force_variant_falls_back_to_auto");
+		fz_run(test_write_refused, NULL, "force_variant_clzero_refused_later");
+		other_variants();
+	}
+	err = reload("");
+	if (err) {
+		fz_report(FZ_FAIL, "module_restored", strerror(-err));
+		return fz_exit();
+	}
+	fz_run(test_cold_variant, NULL, "cold_variant_is_policy_for_this_vendor");
+	err = fz_write_file(FZ_PARAMS "/cold_threshold", "4096");
+	fz_report(err ? FZ_FAIL : FZ_PASS, "cold_threshold_set_4096", err ? strerror(-err) : NULL);
+	fz_run(test_sequential_fill, &fns[0], "sequential_fill_read_matches_dev_zero");
+	fz_run(test_sequential_fill, &fns[1], "sequential_fill_readv3_matches_dev_zero");
+	err = reload("");
+	if (err)
+		fz_report(FZ_FAIL, "module_restored", strerror(-err));
+	return fz_exit();
+}
