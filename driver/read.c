@@ -35,8 +35,8 @@ static_assert(FZ_EXTENT_ALIGN == PAGE_SIZE);
  * fz_read_extent() - bytes of the first extent of every read, for sysfs
  * @why: if not NULL, set to how the extents are sized
  *
- * Return: chunk_size if set, else FZ_EXTENT_FIRST: later extents of a read
- * follow its own measured rate (fz_extent_end()).
+ * Return: chunk_size if set, else FZ_EXTENT_PROBE: later extents of a
+ * read follow its own measured rate (policy.h, fz_extent_end()).
  */
 size_t fz_read_extent(const char **why)
 {
@@ -48,38 +48,35 @@ size_t fz_read_extent(const char **why)
 }
 
 /*
- * One read's extents (policy.h): the first is a guess, every later one
- * takes FZ_EXTENT_BUDGET_NS at the rate of the one before, as this read
- * measured it.  The clock is read only around extents that another one
+ * One read's extents (policy.h): a probe, then a main extent that takes
+ * FZ_EXTENT_BUDGET_NS at the probe's rate, and so on, as this read
+ * measured them.  The clock is read only around extents that another one
  * follows, and is ktime_get_ns(): a task that migrates mid-extent sees no
  * skew between CPUs' clocks; one that is preempted measures long, and its
  * next extent is the shorter for it.
  */
 struct fz_extent {
-	unsigned long chunk_size;
-	size_t next;
+	struct fz_extents x;
 	u64 t0;
 };
 
 static void fz_extent_init(struct fz_extent *e)
 {
-	e->chunk_size = READ_ONCE(fz_chunk_size);
-	e->next = fz_policy_first_extent(e->chunk_size);
+	fz_policy_extents_init(&e->x, READ_ONCE(fz_chunk_size));
 	e->t0 = 0;
 }
 
 /* Before clearing @n of the @left bytes the read still has to do. */
 static void fz_extent_start(struct fz_extent *e, size_t n, size_t left)
 {
-	e->t0 = left > n && n >= FZ_EXTENT_MIN ? ktime_get_ns() : 0;
+	e->t0 = left > n ? ktime_get_ns() : 0;
 }
 
 /* After clearing @done bytes (before any cond_resched()). */
 static void fz_extent_end(struct fz_extent *e, size_t done)
 {
 	if (e->t0)
-		e->next = fz_policy_next_extent(e->chunk_size, done,
-						ktime_get_ns() - e->t0);
+		fz_policy_extents_done(&e->x, done, ktime_get_ns() - e->t0);
 }
 
 /*
@@ -97,7 +94,7 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 	fz_extent_init(&e);
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
-		size_t chunk = min(count, e.next);
+		size_t chunk = min(count, e.x.next);
 		size_t left;
 
 		fz_extent_start(&e, chunk, count);
@@ -180,8 +177,8 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 		size_t left = iov_iter_count(iter), done;
 		bool fault;
 
-		fz_extent_start(&e, fz_iter_step(iter, e.next), left);
-		done = fz_zero_iter(loop, iter, e.next, &fault);
+		fz_extent_start(&e, fz_iter_step(iter, e.x.next), left);
+		done = fz_zero_iter(loop, iter, e.x.next, &fault);
 		fz_extent_end(&e, done);
 		written += done;
 		if (unlikely(fault)) {

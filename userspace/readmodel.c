@@ -101,14 +101,15 @@ static void zero_read(size_t n)
 static void fz_emul(struct mcfg *c)
 {
 	int loop = fz_policy_loop(FZ_LOOP_AUTO, nt_threshold, c->bs);
-	unsigned long extent = fz_policy_first_extent(FZ_CHUNK_AUTO);
+	struct fz_extents x;
 	enum fz_loop l = loop == FZ_LOOP_AUTO ? variant : (enum fz_loop)loop;
 	uint64_t t0, ns;
 	size_t off, n;
 
+	fz_policy_extents_init(&x, FZ_CHUNK_AUTO);
 	zero_read(0);
 	for (off = 0; off < c->bs; off += n) {
-		n = BL_MIN(extent, c->bs - off);
+		n = BL_MIN(x.next, c->bs - off);
 		if (c->bs - off == n) {		/* the last: read.c does not time it */
 			loops[l](buf + off, n, n, 1);
 			c->extents++;
@@ -119,7 +120,7 @@ static void fz_emul(struct mcfg *c)
 		ns = bl_now_ns() - t0;
 		if (ns > c->max_extent_ns)
 			c->max_extent_ns = ns;
-		extent = fz_policy_next_extent(FZ_CHUNK_AUTO, n, ns);
+		fz_policy_extents_done(&x, n, ns);
 		c->extents++;
 	}
 	c->reads++;
@@ -452,9 +453,10 @@ int main(int argc, char **argv)
 	       bl_cpu_model(), bl_cpu_flags(), un.release);
 	printf("# zero-byte read() of /dev/zero: %.0f ns (best of %u)\n",
 	       best(&cfgs[0], o.reps), o.reps);
-	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: first %lu KiB, then %llu ms at the read's own rate (every preemption model)\n",
+	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: a %lu KiB probe, then %llu ms at the read's own rate, at most %lu KiB (every preemption model)\n",
 	       loop_names[variant], fz_erms_threshold, nt_threshold, nt_why,
-	       FZ_EXTENT_FIRST >> 10, FZ_EXTENT_BUDGET_NS / 1000000);
+	       FZ_EXTENT_PROBE >> 10, FZ_EXTENT_BUDGET_NS / 1000000,
+	       FZ_EXTENT_MAX >> 10);
 	zl = match(&o, &worst);
 	printf("# /dev/zero model: zero-byte read() + %s in 4 KiB chunks (the best match; max error %.1f%%)\n",
 	       loop_names[zl], worst);

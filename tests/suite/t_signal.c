@@ -135,7 +135,7 @@ static double extent_time(int fd, double full, size_t len)
 	if (fd != dev)
 		return full * 4096 / len;
 	if (!fz_module || fz_read_file(FZ_PARAMS "/read_extent", val, sizeof(val)))
-		return full * FZ_EXTENT_FIRST / len + budget;
+		return full * FZ_EXTENT_MAX / len + budget;
 	first = full * strtoul(val, NULL, 10) / len;
 	if (strstr(val, "set by chunk_size"))
 		return first;
