@@ -16,7 +16,7 @@
 #else
 #include <stdbool.h>
 #include <stddef.h>
-#define SZ_64K			0x00010000
+#define SZ_16K			0x00004000
 #define SZ_1M			0x00100000
 #define SZ_32M			0x02000000
 #define SZ_64M			0x04000000
@@ -38,27 +38,30 @@
  * memory can be far slower (faulting page by page, write-combining or
  * uncached device memory, pmem, a remote node) and a fast CPU far faster.
  * So a read's extents come in pairs, each timed: a probe of at most
- * FZ_EXTENT_PROBE bytes, which measures the memory the next stretch of
- * the buffer is, then a main extent of what the budget clears at the
- * probe's rate, and never more than the budget clears at the rate of the
- * read's previous main extent (a cache-hot probe cannot stretch it), at
- * most FZ_EXTENT_GROWTH times that extent, and at most FZ_EXTENT_MAX.
- * The next probe is no longer than the budget at the last main extent's
- * rate.  The first main extent of a read is at most FZ_EXTENT_FIRST:
- * mainline's 32 MiB batch, which is also where a single rep stos switches
- * to the CPU's streaming protocol (Zen 4: 1.59x the best chunk of 8 MiB
- * or less, `make microbench`), so a read into fast memory streams after
- * its first 64 KiB; FZ_EXTENT_MAX is the same 32 MiB, so an extent that
- * runs from fast memory into slow memory (a buffer spanning two kinds of
- * mapping) clears at most 32 MiB of the slow kind.  Only the read's own
- * measurements count: no state is shared between reads, so no user can
- * stretch another's extents.  Preemptible kernels preempt inside a rep
- * stos anyway; there the budget bounds how late a pending signal is seen.
+ * FZ_EXTENT_PROBE bytes (16 KiB: within the budget down to 4 MB/s), which
+ * measures the memory the next stretch of the buffer is, then a main
+ * extent of what the budget clears at the probe's rate, and never more
+ * than the budget clears at the rate of the read's previous main extent
+ * (a cache-hot probe cannot stretch it), at most FZ_EXTENT_GROWTH times
+ * that extent, and at most FZ_EXTENT_MAX.  The next probe is no longer
+ * than the budget at the last main extent's rate.  The first main extent
+ * of a read is at most FZ_EXTENT_FIRST: mainline's 32 MiB batch, which is
+ * also where a single rep stos switches to the CPU's streaming protocol
+ * (Zen 4: 1.59x the best chunk of 8 MiB or less, `make microbench`), so a
+ * read into fast memory streams after its first 16 KiB.  read.c also ends
+ * a main extent where the mapping it starts in ends, so the next probe
+ * measures the next mapping's memory (a device mapping after RAM); where
+ * it cannot look (a concurrent mmap()), FZ_EXTENT_MAX, the same 32 MiB,
+ * bounds what an extent running from fast into slow memory clears of the
+ * slow kind.  Only the read's own measurements count: no state is shared
+ * between reads, so no user can stretch another's extents.  Preemptible
+ * kernels preempt inside a rep stos anyway; there the budget bounds how
+ * late a pending signal is seen.
  */
 #define FZ_CHUNK_AUTO		0
 #define FZ_EXTENT_ALIGN		4096UL		/* PAGE_SIZE on x86-64 */
 #define FZ_EXTENT_BUDGET_NS	4000000ULL
-#define FZ_EXTENT_PROBE		((unsigned long)SZ_64K)
+#define FZ_EXTENT_PROBE		((unsigned long)SZ_16K)
 #define FZ_EXTENT_FIRST		((unsigned long)SZ_32M)
 #define FZ_EXTENT_MIN		FZ_EXTENT_ALIGN
 #define FZ_EXTENT_MAX		((unsigned long)SZ_32M)

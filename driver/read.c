@@ -36,7 +36,8 @@ static_assert(FZ_EXTENT_ALIGN == PAGE_SIZE);
  * @why: if not NULL, set to how the extents are sized
  *
  * Return: chunk_size if set, else FZ_EXTENT_PROBE: later extents of a
- * read follow its own measured rate (policy.h, fz_extent_end()).
+ * read follow its own measured rate (policy.h, fz_extent_end()) and end
+ * where a mapping does (fz_extent_in_vma()).
  */
 size_t fz_read_extent(const char **why)
 {
@@ -80,6 +81,33 @@ static void fz_extent_end(struct fz_extent *e, size_t done)
 }
 
 /*
+ * A main extent ends where the mapping holding its first byte ends: the
+ * probe before it measured that mapping's memory, and past its end may be
+ * memory of another kind (a device mapping after RAM), which the next
+ * probe measures.  Probes (at most FZ_EXTENT_PROBE) are not looked up.
+ * Best effort, without waiting for the lock: under a concurrent mmap()
+ * or munmap() of the same process the extent is left as it is, and a
+ * process that remaps its own buffer during the read can still place
+ * other memory under an extent (the price of a lock-free lookup: the
+ * latency it adds is that process's own and its CPU's, at most one
+ * FZ_EXTENT_MAX extent of the slower memory).
+ */
+static size_t fz_extent_in_vma(const char __user *to, size_t n)
+{
+	unsigned long addr = (unsigned long)to;
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+
+	if (n <= FZ_EXTENT_PROBE || !mm || !mmap_read_trylock(mm))
+		return n;
+	vma = vma_lookup(mm, addr);
+	if (vma && vma->vm_end - addr < n)
+		n = vma->vm_end - addr;
+	mmap_read_unlock(mm);
+	return n;
+}
+
+/*
  * The semantics are /dev/zero's read_zero(), chunk size aside: a fault
  * returns the bytes cleared before it, or -EFAULT if there are none; a
  * pending signal ends the read after the current chunk.
@@ -94,7 +122,7 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 	fz_extent_init(&e);
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
-		size_t chunk = min(count, e.x.next);
+		size_t chunk = fz_extent_in_vma(buf + cleared, min(count, e.x.next));
 		size_t left;
 
 		fz_extent_start(&e, chunk, count);
@@ -153,11 +181,15 @@ static size_t fz_zero_iter(int loop, struct iov_iter *iter, size_t max,
 	return n;
 }
 
-/* Bytes the next fz_zero_iter() of at most @max bytes will try to clear. */
+/*
+ * Bytes the next extent clears: at most @max, the iterator's current user
+ * segment, and the VMA its first byte is in (fz_extent_in_vma()).
+ */
 static size_t fz_iter_step(const struct iov_iter *iter, size_t max)
 {
 	if (user_backed_iter(iter))
-		return min(fz_iter_user_len(iter), max);
+		return fz_extent_in_vma(fz_iter_user_addr(iter),
+					min(fz_iter_user_len(iter), max));
 	return min(iov_iter_count(iter), max);
 }
 
@@ -175,10 +207,11 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (iov_iter_count(iter)) {
 		size_t left = iov_iter_count(iter), done;
+		size_t step = fz_iter_step(iter, e.x.next);
 		bool fault;
 
-		fz_extent_start(&e, fz_iter_step(iter, e.x.next), left);
-		done = fz_zero_iter(loop, iter, e.x.next, &fault);
+		fz_extent_start(&e, step, left);
+		done = fz_zero_iter(loop, iter, step, &fault);
 		fz_extent_end(&e, done);
 		written += done;
 		if (unlikely(fault)) {

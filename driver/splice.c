@@ -221,10 +221,12 @@ ssize_t fz_splice_read(struct file *in, loff_t *ppos,
 	while (len) {
 		/* One atomic for the batch: the cache line is touched once. */
 		if (page_ref_count(page) > FZ_LENT_REFS_MAX - PIPE_DEF_BUFFERS) {
-			if (total)	/* what was lent so far, as a short read */
-				break;
+			/* the rest as /dev/zero does it, after what was lent */
 			fz_stat_inc(FZ_STAT_SPLICE_COPIED);
-			return fz_copy_splice_read(in, ppos, pipe, len, flags);
+			ret = fz_copy_splice_read(in, ppos, pipe, len, flags);
+			if (ret > 0)
+				total += ret;
+			return total ? total : ret;
 		}
 		for (spd.nr_pages = 0; spd.nr_pages < PIPE_DEF_BUFFERS && len;
 		     spd.nr_pages++) {

@@ -18,11 +18,15 @@
  * mappings of one memfd) interrupted by SIGALRM must return within twice
  * the time the longest read extent takes at the rate the full read ran
  * (the first extent, or the 4 ms budget of policy.h, plus 50 ms of
- * scheduling slack): the extent, the preemption model and the latency are
- * reported (parameter read_extent).  Again while another process reads
- * the device into a cache-hot buffer as fast as it can, and with the
- * destination new anonymous memory, where every page faults: neither may
- * stretch the extents.
+ * scheduling slack and what /dev/zero's read took after its SIGALRM),
+ * counted from when the timer fired: the extent, the preemption model and
+ * the latency are reported (parameter read_extent).  Again while another
+ * process reads the device into a cache-hot buffer as fast as it can, and
+ * with the destination new anonymous memory, where every page faults:
+ * neither may stretch the extents.  And into slow memory: 36 mappings of
+ * the uncached BAR of QEMU's edu device side by side, SIGALRM at 10..90%
+ * of the full read: at most one of five reads may return later than twice
+ * the 4 ms budget plus 50 ms.
  *
  * A fault that resolves: while a thread flips one page of a 16 MiB buffer
  * between PROT_NONE and read-write, reads with each wide loop (the
@@ -425,7 +429,8 @@ static int test_latency(const void *arg, char *why)
 	if (w)
 		munmap(w, wlen);
 	rival_stop(rival);
-	bound = 2 * extent_time(dev, full, len) + 0.050;
+	/* what the reference took is the scheduling the test cannot avoid */
+	bound = 2 * extent_time(dev, full, len) + 0.050 + (ref_lat > 0 ? ref_lat : 0);
 	fz_diag("  read() of %zu: full %.1f ms; after SIGALRM %s returned %zd in %.2f ms, %s %zd in %.2f ms; read_extent %s; bound %.1f ms",
 		len, full * 1e3, fz_dev_name, ret, lat * 1e3, fz_ref_name, rret,
 		ref_lat * 1e3, model, bound * 1e3);
@@ -447,7 +452,7 @@ static int test_latency(const void *arg, char *why)
  * every preemption model, whatever memory the buffer is.
  */
 #define EDU_ID		"0x1234 0x11e8"
-#define SLOW_COPIES	40
+#define SLOW_COPIES	36
 
 static int edu_resource(char *path, size_t size)
 {
@@ -514,12 +519,25 @@ static unsigned char *slow_map(size_t *len, size_t *bar, char *why)
 	return w == MAP_FAILED ? NULL : w;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Five SIGALRMs, at 10..90% of the full read's time.  Each latency is how
+ * long the extent the signal fell into still ran, plus scheduling; one
+ * over the bound is allowed (under TCG on a loaded host a vCPU can stall
+ * for that long on its own), two are a failure.
+ */
 static int test_slow_latency(const void *arg, char *why)
 {
-	static const double at[] = { 0.1, 0.35, 0.6 };
-	double full, bound, lat, worst = 0, ref_lat, t0;
+	static const double at[] = { 0.1, 0.3, 0.5, 0.7, 0.9 };
+	double full, bound, lat[FZ_ARRAY_SIZE(at)], ref_lat, t0;
 	char model[128] = "";
-	size_t len, bar, i;
+	size_t len, bar, i, over = 0;
 	unsigned char *w;
 	ssize_t ret, rret;
 
@@ -541,26 +559,29 @@ static int test_slow_latency(const void *arg, char *why)
 	if (fz_module)
 		fz_read_file(FZ_PARAMS "/read_extent", model, sizeof(model));
 	model[strcspn(model, "\n")] = 0;
+	/* The rule of policy.h: every extent is sized to the budget. */
+	bound = 2 * FZ_EXTENT_BUDGET_NS / 1e9 + 0.050;
 	for (i = 0; i < FZ_ARRAY_SIZE(at); i++) {
-		lat = alarm_latency(dev, w, len, full * at[i], &ret);
-		if (lat < 0 || ret <= 0 || (size_t)ret >= len) {
+		lat[i] = alarm_latency(dev, w, len, full * at[i], &ret);
+		if (lat[i] < 0 || ret <= 0 || (size_t)ret >= len) {
 			munmap(w, len);
 			return fz_fail(why, "read returned %zd, SIGALRM %s", ret,
-				       lat < 0 ? "not delivered during it" : "delivered");
+				       lat[i] < 0 ? "not delivered during it" : "delivered");
 		}
-		if (lat > worst)
-			worst = lat;
+		over += lat[i] > bound;
 	}
 	ref_lat = alarm_latency(ref, w, len, full * at[0], &rret);
 	munmap(w, len);
-	/* The rule of policy.h: every extent is sized to the budget. */
-	bound = 2 * FZ_EXTENT_BUDGET_NS / 1e9 + 0.050;
-	fz_diag("  read() of %zu into %d mappings of a %zu-byte uncached BAR: full %.1f ms (%.1f MB/s); after SIGALRM at 10/35/60%% %s returned within %.2f ms at worst, %s %zd in %.2f ms; read_extent %s; bound %.1f ms",
+	qsort(lat, FZ_ARRAY_SIZE(at), sizeof(lat[0]), cmp_double);
+	fz_diag("  read() of %zu into %d mappings of a %zu-byte uncached BAR: full %.1f ms (%.1f MB/s); after SIGALRM at 10..90%% %s returned in %.2f ms median, %.2f ms max; %s %zd in %.2f ms; read_extent %s; bound %.1f ms",
 		len, SLOW_COPIES, bar, full * 1e3, len / full / 1e6, fz_dev_name,
-		worst * 1e3, fz_ref_name, rret, ref_lat * 1e3, model, bound * 1e3);
-	if (worst > bound)
-		return fz_fail(why, "returned %.1f ms after SIGALRM into slow memory, bound %.1f ms",
-			       worst * 1e3, bound * 1e3);
+		lat[FZ_ARRAY_SIZE(at) / 2] * 1e3, lat[FZ_ARRAY_SIZE(at) - 1] * 1e3,
+		fz_ref_name, rret, ref_lat * 1e3, model, bound * 1e3);
+	if (over > 1)
+		return fz_fail(why, "%zu of %zu reads returned over %.1f ms after SIGALRM into slow memory (median %.1f ms, max %.1f ms)",
+			       over, FZ_ARRAY_SIZE(at), bound * 1e3,
+			       lat[FZ_ARRAY_SIZE(at) / 2] * 1e3,
+			       lat[FZ_ARRAY_SIZE(at) - 1] * 1e3);
 	return FZ_PASS;
 }
 

@@ -624,16 +624,22 @@ static int pin_cpu(int cpu)
  */
 static int hold_buffers(int fd, int (*fds)[2], int *n)
 {
+	ssize_t r;
+
 	for (*n = 0; *n < HOLD_PIPES; ++*n) {
 		if (pipe(fds[*n]))
 			return errno;
-		if (fcntl(fds[*n][1], F_SETPIPE_SZ, HOLD_SLOTS * 4096) < 0 ||
-		    splice(fd, NULL, fds[*n][1], NULL, HOLD_SLOTS * 4096,
-			   SPLICE_F_NONBLOCK) != HOLD_SLOTS * 4096) {
-			int err = errno ? errno : EIO;
-
+		errno = 0;
+		if (fcntl(fds[*n][1], F_SETPIPE_SZ, HOLD_SLOTS * 4096) < 0)
+			r = -1;
+		else
+			r = splice(fd, NULL, fds[*n][1], NULL, HOLD_SLOTS * 4096,
+				   SPLICE_F_NONBLOCK);
+		if (r != HOLD_SLOTS * 4096) {
+			fz_diag("  holder: pipe %d: F_SETPIPE_SZ/splice returned %zd (%s)",
+				*n, r, r < 0 ? strerror(errno) : "short");
 			++*n;
-			return err;
+			return r < 0 && errno ? errno : EIO;
 		}
 	}
 	return 0;
