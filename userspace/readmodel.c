@@ -91,7 +91,10 @@ static void zero_read(size_t n)
 
 /*
  * fastzero's fz_read() for one read of c->bs bytes, extents and loop from
- * policy.h, timed as read.c times them (every extent but the last); the
+ * policy.h (a probe, then main extents: fz_policy_extents_*()), timed as
+ * read.c times them (every extent but the last; read.c's VMA lookup
+ * before each main extent, a trylock and a maple tree walk, is not
+ * modelled: the buffer is one mapping); the
  * longest timed extent is kept (the scheduling latency on a cooperative
  * kernel, the signal latency on a preemptible one; a read of one extent
  * takes the whole read's time).  The cooperative kernel's cond_resched() between

@@ -365,7 +365,7 @@ static int test_stats_private(const void *arg, char *why)
 {
 	static const char *const names[] = {
 		"read_calls", "read_bytes", "read_faults", "read_signals",
-		"shared_maps", "private_maps",
+		"shared_maps", "private_maps", "splice_copied",
 	};
 	char path[128];
 	struct stat st;
