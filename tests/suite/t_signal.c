@@ -24,7 +24,7 @@
  * process reads the device into a cache-hot buffer as fast as it can, and
  * with the destination new anonymous memory, where every page faults:
  * neither may stretch the extents.  And into slow memory: 36 mappings of
- * the uncached BAR of QEMU's edu device side by side, SIGALRM at 10..90%
+ * the uncached BAR of QEMU's edu device side by side, SIGALRM at 10..50%
  * of the full read: at most one of five reads may return later than twice
  * the 4 ms budget plus 50 ms.
  *
@@ -527,14 +527,15 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /*
- * Five SIGALRMs, at 10..90% of the full read's time.  Each latency is how
+ * Five SIGALRMs, at 10..50% of the full read's time (a read that ends
+ * before its SIGALRM is tried again with half the delay).  Each latency is how
  * long the extent the signal fell into still ran, plus scheduling; one
  * over the bound is allowed (under TCG on a loaded host a vCPU can stall
  * for that long on its own), two are a failure.
  */
 static int test_slow_latency(const void *arg, char *why)
 {
-	static const double at[] = { 0.1, 0.3, 0.5, 0.7, 0.9 };
+	static const double at[] = { 0.1, 0.2, 0.3, 0.4, 0.5 };
 	double full, bound, lat[FZ_ARRAY_SIZE(at)], ref_lat, t0;
 	char model[128] = "";
 	size_t len, bar, i, over = 0;
@@ -562,7 +563,15 @@ static int test_slow_latency(const void *arg, char *why)
 	/* The rule of policy.h: every extent is sized to the budget. */
 	bound = 2 * FZ_EXTENT_BUDGET_NS / 1e9 + 0.050;
 	for (i = 0; i < FZ_ARRAY_SIZE(at); i++) {
-		lat[i] = alarm_latency(dev, w, len, full * at[i], &ret);
+		double delay = full * at[i];
+		int tries;
+
+		/* the BAR's speed varies under TCG: a read that ended first, again */
+		for (tries = 0; tries < 4; tries++, delay /= 2) {
+			lat[i] = alarm_latency(dev, w, len, delay, &ret);
+			if (ret != (ssize_t)len)
+				break;
+		}
 		if (lat[i] < 0 || ret <= 0 || (size_t)ret >= len) {
 			munmap(w, len);
 			return fz_fail(why, "read returned %zd, SIGALRM %s", ret,
@@ -573,7 +582,7 @@ static int test_slow_latency(const void *arg, char *why)
 	ref_lat = alarm_latency(ref, w, len, full * at[0], &rret);
 	munmap(w, len);
 	qsort(lat, FZ_ARRAY_SIZE(at), sizeof(lat[0]), cmp_double);
-	fz_diag("  read() of %zu into %d mappings of a %zu-byte uncached BAR: full %.1f ms (%.1f MB/s); after SIGALRM at 10..90%% %s returned in %.2f ms median, %.2f ms max; %s %zd in %.2f ms; read_extent %s; bound %.1f ms",
+	fz_diag("  read() of %zu into %d mappings of a %zu-byte uncached BAR: full %.1f ms (%.1f MB/s); after SIGALRM at 10..50%% %s returned in %.2f ms median, %.2f ms max; %s %zd in %.2f ms; read_extent %s; bound %.1f ms",
 		len, SLOW_COPIES, bar, full * 1e3, len / full / 1e6, fz_dev_name,
 		lat[FZ_ARRAY_SIZE(at) / 2] * 1e3, lat[FZ_ARRAY_SIZE(at) - 1] * 1e3,
 		fz_ref_name, rret, ref_lat * 1e3, model, bound * 1e3);
