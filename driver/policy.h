@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #define SZ_16K			0x00004000
+#define SZ_64K			0x00010000
 #define SZ_1M			0x00100000
 #define SZ_32M			0x02000000
 #define SZ_64M			0x04000000
@@ -48,7 +49,10 @@
  * of a read is at most FZ_EXTENT_FIRST: mainline's 32 MiB batch, which is
  * also where a single rep stos switches to the CPU's streaming protocol
  * (Zen 4: 1.59x the best chunk of 8 MiB or less, `make microbench`), so a
- * read into fast memory streams after its first 16 KiB.  read.c also ends
+ * read into fast memory streams after its first 16 KiB.  A read of at
+ * most FZ_EXTENT_WHOLE (64 KiB) is one extent, as before: a probe would
+ * cost it a second call and two clock reads, and 64 KiB is within the
+ * budget down to 16 MB/s.  read.c also ends
  * a main extent where the mapping it starts in ends, so the next probe
  * measures the next mapping's memory (a device mapping after RAM); where
  * it cannot look (a concurrent mmap()), FZ_EXTENT_MAX, the same 32 MiB,
@@ -62,6 +66,7 @@
 #define FZ_EXTENT_ALIGN		4096UL		/* PAGE_SIZE on x86-64 */
 #define FZ_EXTENT_BUDGET_NS	4000000ULL
 #define FZ_EXTENT_PROBE		((unsigned long)SZ_16K)
+#define FZ_EXTENT_WHOLE		((unsigned long)SZ_64K)
 #define FZ_EXTENT_FIRST		((unsigned long)SZ_32M)
 #define FZ_EXTENT_MIN		FZ_EXTENT_ALIGN
 #define FZ_EXTENT_MAX		((unsigned long)SZ_32M)
@@ -76,7 +81,8 @@
  * fz_policy_first_extent() - bytes of the first extent of a read
  * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
  *
- * Return: @chunk_size if set, else FZ_EXTENT_PROBE.
+ * Return: @chunk_size if set, else FZ_EXTENT_PROBE (a read of at most
+ * FZ_EXTENT_WHOLE bytes is one extent).
  */
 static inline unsigned long fz_policy_first_extent(unsigned long chunk_size)
 {
@@ -144,12 +150,16 @@ struct fz_extents {
  * fz_policy_extents_init() - the extent state at the start of a read
  * @x: the state
  * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
+ * @total: bytes the read asks for
  */
 static inline void fz_policy_extents_init(struct fz_extents *x,
-					  unsigned long chunk_size)
+					  unsigned long chunk_size,
+					  unsigned long total)
 {
 	x->chunk_size = chunk_size;
 	x->next = fz_policy_first_extent(chunk_size);
+	if (chunk_size == FZ_CHUNK_AUTO && total <= FZ_EXTENT_WHOLE)
+		x->next = FZ_EXTENT_WHOLE;
 	x->cap = FZ_EXTENT_FIRST;
 	x->probe = true;
 }

@@ -61,9 +61,9 @@ struct fz_extent {
 	u64 t0;
 };
 
-static void fz_extent_init(struct fz_extent *e)
+static void fz_extent_init(struct fz_extent *e, size_t total)
 {
-	fz_policy_extents_init(&e->x, READ_ONCE(fz_chunk_size));
+	fz_policy_extents_init(&e->x, READ_ONCE(fz_chunk_size), total);
 	e->t0 = 0;
 }
 
@@ -119,7 +119,7 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 	struct fz_extent e;
 	size_t cleared = 0;
 
-	fz_extent_init(&e);
+	fz_extent_init(&e, count);
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
 		size_t chunk = fz_extent_in_vma(buf + cleared, min(count, e.x.next));
@@ -203,7 +203,7 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	size_t written = 0;
 	struct fz_extent e;
 
-	fz_extent_init(&e);
+	fz_extent_init(&e, iov_iter_count(iter));
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (iov_iter_count(iter)) {
 		size_t left = iov_iter_count(iter), done;

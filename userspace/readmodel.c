@@ -109,7 +109,7 @@ static void fz_emul(struct mcfg *c)
 	uint64_t t0, ns;
 	size_t off, n;
 
-	fz_policy_extents_init(&x, FZ_CHUNK_AUTO);
+	fz_policy_extents_init(&x, FZ_CHUNK_AUTO, c->bs);
 	zero_read(0);
 	for (off = 0; off < c->bs; off += n) {
 		n = BL_MIN(x.next, c->bs - off);
