@@ -59,7 +59,8 @@
  * that drops the reference writes the producer's line only.  Each page has
  * its own bound, FZ_LENT_REFS_MAX; a splice that finds its page at the
  * bound does not fail: it does what /dev/zero does (copy_splice_read(),
- * fresh pipe pages cleared by fz_read_iter()), so a user holding a CPU's
+ * on 6.1 generic_file_splice_read(): fresh pipe pages cleared by
+ * fz_read_iter()), so a user holding a CPU's
  * references makes other users' splices on that CPU no worse than
  * /dev/zero's and changes nothing on the other CPUs.
  */
@@ -69,12 +70,15 @@ static struct page **fz_node_huge;	/* owned, nr_node_ids, or NULL */
 static size_t fz_unit;			/* bytes one buffer carries at most */
 
 /*
- * References a lent page stops taking at.  The cheapest route to it is
- * not ~40 GiB of pipe buffers: a pipe buffer costs its holder 40 bytes
- * (struct pipe_buffer) and a 1-byte splice fills one, so 65536 of them is
- * 256 pipes of 256 slots, within an unprivileged user's default limits.
- * Reaching it only means the CPU's next splices copy (see "Sharing"); it
- * also stays far below the overflow try_get_page() guards against.
+ * References a lent page stops taking at.  The cheapest route to any
+ * bound is not ~40 GiB of pipe buffers: a 1-byte splice takes one
+ * reference for one 40-byte struct pipe_buffer, or, forwarded into an
+ * AF_UNIX socket nobody reads, for ~50 bytes of skb that no memory cgroup
+ * is charged for.  65536 is 256 pipes of 256 slots (root; an unprivileged
+ * user gets 2-slot pipes past pipe-user-pages-soft, 16384 slots, and
+ * needs more descriptors).  Reaching it only means the CPU's next splices
+ * copy (see "Sharing"); it stays far below the overflow try_get_page()
+ * guards against.
  */
 #define FZ_LENT_REFS_MAX	65536
 
