@@ -282,4 +282,24 @@ static inline bool fz_alloc_needs_zeroing(void)
 #endif
 }
 
+/*
+ * /dev/zero's splice_read, for splices whose lent page is at its bound
+ * (splice.c): copy_splice_read() (fs/splice.c, 6.5+; drivers/char/mem.c
+ * gives it to /dev/zero from 6.7, 1b057bd800c3), which fills fresh pipe
+ * pages through ->read_iter with a bvec iterator.  6.1 has neither
+ * (/dev/zero cannot splice there) but exports generic_file_splice_read(),
+ * the same through an ITER_PIPE iterator.  Either way the buffers are the
+ * kernel's (default_pipe_buf_ops on kernel pages), nothing of the module.
+ */
+static inline ssize_t fz_copy_splice_read(struct file *in, loff_t *ppos,
+					  struct pipe_inode_info *pipe,
+					  size_t len, unsigned int flags)
+{
+#ifdef FZ_HAVE_COPY_SPLICE_READ
+	return copy_splice_read(in, ppos, pipe, len, flags);
+#else
+	return generic_file_splice_read(in, ppos, pipe, len, flags);
+#endif
+}
+
 #endif /* _FASTZERO_COMPAT_H */

@@ -16,6 +16,8 @@
 #else
 #include <stdbool.h>
 #include <stddef.h>
+#define SZ_16K			0x00004000
+#define SZ_64K			0x00010000
 #define SZ_1M			0x00100000
 #define SZ_32M			0x02000000
 #define SZ_64M			0x04000000
@@ -27,36 +29,50 @@
  * The extent a read clears in one call of the clear loop, between signal
  * checks (and, on cooperative kernels, cond_resched() calls).  /dev/zero
  * uses PAGE_SIZE.  chunk_size 0 (the default) sizes extents in time; any
- * other value, 4 KiB to FZ_EXTENT_MAX, fixes them.
+ * other value, 4 KiB to FZ_CHUNK_MAX, fixes them.
  *
- * One policy for every preemption model, in time, not bytes: mainline's
- * batch for clear_pages() between cond_resched() calls,
- * PROCESS_PAGES_NON_PREEMPT_BATCH (include/linux/mm.h, 7.0), is 32 MiB,
- * its estimate of "around 3ms" at ~10 GB/s of kernel RAM.  User memory
- * can be far slower (faulting page by page, write-combining), and a fast
- * CPU far faster, so each read times its own extents and sizes the next
- * one to take FZ_EXTENT_BUDGET_NS at the rate the last one ran.  Only the
- * read's own measurement counts: no state is shared between reads, so no
- * user can stretch another's extents.  The first extent of a read is a
- * guess, FZ_EXTENT_FIRST: mainline's 32 MiB batch, which is also where a
- * single rep stos switches to the CPU's streaming protocol (Zen 4: 1.59x
- * the best chunk of 8 MiB or less, `make microbench`), so a read into fast
- * memory streams from its first byte, and one into slow memory pays at
- * most one long extent before it shrinks; FZ_EXTENT_MIN is the floor,
- * FZ_EXTENT_MAX bounds what one bad measurement can cost, and an extent
- * grows at most FZ_EXTENT_GROWTH-fold from one to the next.  Preemptible
+ * One policy for every preemption model, in time, not bytes: no extent is
+ * to take longer than FZ_EXTENT_BUDGET_NS, whatever memory the buffer is.
+ * Mainline's batch for clear_pages() between cond_resched() calls,
+ * PROCESS_PAGES_NON_PREEMPT_BATCH (include/linux/mm.h, 7.0), is a fixed
+ * 32 MiB, its estimate of "around 3ms" at ~10 GB/s of kernel RAM; user
+ * memory can be far slower (faulting page by page, write-combining or
+ * uncached device memory, pmem, a remote node) and a fast CPU far faster.
+ * So a read's extents come in pairs, each timed: a probe of at most
+ * FZ_EXTENT_PROBE bytes (16 KiB: within the budget down to 4 MB/s), which
+ * measures the memory the next stretch of the buffer is, then a main
+ * extent of what the budget clears at the probe's rate, and never more
+ * than the budget clears at the rate of the read's previous main extent
+ * (a cache-hot probe cannot stretch it), at most FZ_EXTENT_GROWTH times
+ * that extent, and at most FZ_EXTENT_MAX.  The next probe is no longer
+ * than the budget at the last main extent's rate.  The first main extent
+ * of a read is at most FZ_EXTENT_FIRST: mainline's 32 MiB batch, which is
+ * also where a single rep stos switches to the CPU's streaming protocol
+ * (Zen 4: 1.59x the best chunk of 8 MiB or less, `make microbench`), so a
+ * read into fast memory streams after its first 16 KiB.  A read of at
+ * most FZ_EXTENT_WHOLE (64 KiB) is one extent, as before: a probe would
+ * cost it a second call and two clock reads, and 64 KiB is within the
+ * budget down to 16 MB/s.  read.c also ends
+ * a main extent where the mapping it starts in ends, so the next probe
+ * measures the next mapping's memory (a device mapping after RAM); where
+ * it cannot look (a concurrent mmap()), FZ_EXTENT_MAX, the same 32 MiB,
+ * bounds what an extent running from fast into slow memory clears of the
+ * slow kind.  Only the read's own measurements count: no state is shared
+ * between reads, so no user can stretch another's extents.  Preemptible
  * kernels preempt inside a rep stos anyway; there the budget bounds how
  * late a pending signal is seen.
  */
 #define FZ_CHUNK_AUTO		0
 #define FZ_EXTENT_ALIGN		4096UL		/* PAGE_SIZE on x86-64 */
 #define FZ_EXTENT_BUDGET_NS	4000000ULL
+#define FZ_EXTENT_PROBE		((unsigned long)SZ_16K)
+#define FZ_EXTENT_WHOLE		((unsigned long)SZ_64K)
 #define FZ_EXTENT_FIRST		((unsigned long)SZ_32M)
-#define FZ_EXTENT_MIN		((unsigned long)SZ_1M)
-#define FZ_EXTENT_MAX		((unsigned long)SZ_256M)
+#define FZ_EXTENT_MIN		FZ_EXTENT_ALIGN
+#define FZ_EXTENT_MAX		((unsigned long)SZ_32M)
 #define FZ_EXTENT_GROWTH	8UL
 #define FZ_CHUNK_MIN		FZ_EXTENT_ALIGN
-#define FZ_CHUNK_MAX		FZ_EXTENT_MAX
+#define FZ_CHUNK_MAX		((unsigned long)SZ_256M)
 
 /* force_variant: negative means "use what the alternatives selected". */
 #define FZ_LOOP_AUTO		(-1)
@@ -65,40 +81,117 @@
  * fz_policy_first_extent() - bytes of the first extent of a read
  * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
  *
- * Return: @chunk_size if set, else FZ_EXTENT_FIRST.
+ * Return: @chunk_size if set, else FZ_EXTENT_PROBE (a read of at most
+ * FZ_EXTENT_WHOLE bytes is one extent).
  */
 static inline unsigned long fz_policy_first_extent(unsigned long chunk_size)
 {
-	return chunk_size != FZ_CHUNK_AUTO ? chunk_size : FZ_EXTENT_FIRST;
+	return chunk_size != FZ_CHUNK_AUTO ? chunk_size : FZ_EXTENT_PROBE;
 }
 
 /**
- * fz_policy_next_extent() - bytes of a read's next extent
+ * fz_policy_fit() - bytes FZ_EXTENT_BUDGET_NS clears at a measured rate
+ * @bytes: bytes an extent cleared
+ * @ns: nanoseconds it took
+ *
+ * Return: the budget's bytes at @bytes / @ns, clamped to FZ_EXTENT_MIN ..
+ * FZ_EXTENT_MAX and rounded down to a page.
+ */
+static inline unsigned long fz_policy_fit(unsigned long bytes,
+					  unsigned long long ns)
+{
+	/* bytes < 2^40 and the budget < 2^23: no overflow */
+	unsigned long long fit = ns ? bytes * FZ_EXTENT_BUDGET_NS / ns :
+				 FZ_EXTENT_MAX;
+
+	if (fit < FZ_EXTENT_MIN)
+		fit = FZ_EXTENT_MIN;
+	if (fit > FZ_EXTENT_MAX)
+		fit = FZ_EXTENT_MAX;
+	return (unsigned long)fit & ~(FZ_EXTENT_ALIGN - 1);
+}
+
+/**
+ * fz_policy_next_extent() - what the budget allows after a main extent
  * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
- * @bytes: bytes the read's last extent cleared
+ * @bytes: bytes the read's last main extent cleared
  * @ns: nanoseconds it took (only the clear: no rescheduling)
  *
- * Return: @chunk_size if set; else what FZ_EXTENT_BUDGET_NS clears at
- * @bytes / @ns, at most FZ_EXTENT_GROWTH times @bytes, clamped to
- * FZ_EXTENT_MIN .. FZ_EXTENT_MAX and rounded down to a page.
+ * Return: @chunk_size if set; else fz_policy_fit(), at most
+ * FZ_EXTENT_GROWTH times @bytes: the cap of the next main extent.
  */
 static inline unsigned long fz_policy_next_extent(unsigned long chunk_size,
 						  unsigned long bytes,
 						  unsigned long long ns)
 {
-	unsigned long long next;
+	unsigned long next;
 
 	if (chunk_size != FZ_CHUNK_AUTO)
 		return chunk_size;
-	/* bytes < 2^40 and the budget < 2^23: no overflow */
-	next = ns ? bytes * FZ_EXTENT_BUDGET_NS / ns : FZ_EXTENT_MAX;
-	if (next > (unsigned long long)bytes * FZ_EXTENT_GROWTH)
-		next = (unsigned long long)bytes * FZ_EXTENT_GROWTH;
-	if (next < FZ_EXTENT_MIN)
-		next = FZ_EXTENT_MIN;
-	if (next > FZ_EXTENT_MAX)
-		next = FZ_EXTENT_MAX;
-	return (unsigned long)next & ~(FZ_EXTENT_ALIGN - 1);
+	next = fz_policy_fit(bytes, ns);
+	if (next / FZ_EXTENT_GROWTH > bytes)
+		next = (bytes * FZ_EXTENT_GROWTH) & ~(FZ_EXTENT_ALIGN - 1);
+	return next > FZ_EXTENT_MIN ? next : FZ_EXTENT_MIN;
+}
+
+/**
+ * struct fz_extents - one read's extent sizing state (see above)
+ * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
+ * @next: bytes of the read's next extent
+ * @cap: the most the next main extent may clear
+ * @probe: the next extent is a probe
+ */
+struct fz_extents {
+	unsigned long chunk_size, next, cap;
+	bool probe;
+};
+
+/**
+ * fz_policy_extents_init() - the extent state at the start of a read
+ * @x: the state
+ * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
+ * @total: bytes the read asks for
+ */
+static inline void fz_policy_extents_init(struct fz_extents *x,
+					  unsigned long chunk_size,
+					  unsigned long total)
+{
+	x->chunk_size = chunk_size;
+	x->next = fz_policy_first_extent(chunk_size);
+	if (chunk_size == FZ_CHUNK_AUTO && total <= FZ_EXTENT_WHOLE)
+		x->next = FZ_EXTENT_WHOLE;
+	x->cap = FZ_EXTENT_FIRST;
+	x->probe = true;
+}
+
+/**
+ * fz_policy_extents_done() - size the next extent from the last one
+ * @x: the state; @x->next is set
+ * @bytes: bytes the last extent cleared
+ * @ns: nanoseconds it took (only the clear: no rescheduling)
+ *
+ * After a probe: a main extent, the budget at the probe's rate, at most
+ * @x->cap.  After a main extent: @x->cap from its rate
+ * (fz_policy_next_extent()), and a probe of at most that.
+ */
+static inline void fz_policy_extents_done(struct fz_extents *x,
+					  unsigned long bytes,
+					  unsigned long long ns)
+{
+	unsigned long fit;
+
+	if (x->chunk_size != FZ_CHUNK_AUTO) {
+		x->next = x->chunk_size;
+		return;
+	}
+	if (x->probe) {
+		fit = fz_policy_fit(bytes, ns);
+		x->next = fit < x->cap ? fit : x->cap;
+	} else {
+		x->cap = fz_policy_next_extent(FZ_CHUNK_AUTO, bytes, ns);
+		x->next = x->cap < FZ_EXTENT_PROBE ? x->cap : FZ_EXTENT_PROBE;
+	}
+	x->probe = !x->probe;
 }
 
 /**
@@ -111,7 +204,7 @@ static inline const char *fz_policy_extent_why(unsigned long chunk_size)
 {
 	if (chunk_size != FZ_CHUNK_AUTO)
 		return "set by chunk_size";
-	return "first extent; then 4 ms at the rate the read measured, 1M..256M";
+	return "a probe; then 4 ms at the rate the read measured, 4K..32M";
 }
 
 /**

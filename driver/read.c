@@ -57,8 +57,9 @@ static_assert(FZ_EXTENT_ALIGN == PAGE_SIZE);
  * fz_read_extent() - bytes of the first extent of every read, for sysfs
  * @why: if not NULL, set to how the extents are sized
  *
- * Return: chunk_size if set, else FZ_EXTENT_FIRST: later extents of a read
- * follow its own measured rate (fz_extent_end()).
+ * Return: chunk_size if set, else FZ_EXTENT_PROBE: later extents of a
+ * read follow its own measured rate (policy.h, fz_extent_end()) and end
+ * where a mapping does (fz_extent_in_vma()).
  */
 size_t fz_read_extent(const char **why)
 {
@@ -70,38 +71,62 @@ size_t fz_read_extent(const char **why)
 }
 
 /*
- * One read's extents (policy.h): the first is a guess, every later one
- * takes FZ_EXTENT_BUDGET_NS at the rate of the one before, as this read
- * measured it.  The clock is read only around extents that another one
+ * One read's extents (policy.h): a probe, then a main extent that takes
+ * FZ_EXTENT_BUDGET_NS at the probe's rate, and so on, as this read
+ * measured them.  The clock is read only around extents that another one
  * follows, and is ktime_get_ns(): a task that migrates mid-extent sees no
  * skew between CPUs' clocks; one that is preempted measures long, and its
  * next extent is the shorter for it.
  */
 struct fz_extent {
-	unsigned long chunk_size;
-	size_t next;
+	struct fz_extents x;
 	u64 t0;
 };
 
-static void fz_extent_init(struct fz_extent *e)
+static void fz_extent_init(struct fz_extent *e, size_t total)
 {
-	e->chunk_size = READ_ONCE(fz_chunk_size);
-	e->next = fz_policy_first_extent(e->chunk_size);
+	fz_policy_extents_init(&e->x, READ_ONCE(fz_chunk_size), total);
 	e->t0 = 0;
 }
 
 /* Before clearing @n of the @left bytes the read still has to do. */
 static void fz_extent_start(struct fz_extent *e, size_t n, size_t left)
 {
-	e->t0 = left > n && n >= FZ_EXTENT_MIN ? ktime_get_ns() : 0;
+	e->t0 = left > n ? ktime_get_ns() : 0;
 }
 
 /* After clearing @done bytes (before any cond_resched()). */
 static void fz_extent_end(struct fz_extent *e, size_t done)
 {
 	if (e->t0)
-		e->next = fz_policy_next_extent(e->chunk_size, done,
-						ktime_get_ns() - e->t0);
+		fz_policy_extents_done(&e->x, done, ktime_get_ns() - e->t0);
+}
+
+/*
+ * A main extent ends where the mapping holding its first byte ends: the
+ * probe before it measured that mapping's memory, and past its end may be
+ * memory of another kind (a device mapping after RAM), which the next
+ * probe measures.  Probes (at most FZ_EXTENT_PROBE) are not looked up.
+ * Best effort, without waiting for the lock: under a concurrent mmap()
+ * or munmap() of the same process the extent is left as it is, and a
+ * process that remaps its own buffer during the read can still place
+ * other memory under an extent (the price of a lock-free lookup: the
+ * latency it adds is that process's own and its CPU's, at most one
+ * FZ_EXTENT_MAX extent of the slower memory).
+ */
+static size_t fz_extent_in_vma(const char __user *to, size_t n)
+{
+	unsigned long addr = (unsigned long)to;
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+
+	if (n <= FZ_EXTENT_PROBE || !mm || !mmap_read_trylock(mm))
+		return n;
+	vma = vma_lookup(mm, addr);
+	if (vma && vma->vm_end - addr < n)
+		n = vma->vm_end - addr;
+	mmap_read_unlock(mm);
+	return n;
 }
 
 /*
@@ -116,10 +141,10 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 	struct fz_extent e;
 	size_t cleared = 0;
 
-	fz_extent_init(&e);
+	fz_extent_init(&e, count);
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
-		size_t chunk = min(count, e.next);
+		size_t chunk = fz_extent_in_vma(buf + cleared, min(count, e.x.next));
 		size_t left;
 
 		fz_extent_start(&e, chunk, count);
@@ -178,11 +203,15 @@ static size_t fz_zero_iter(int loop, struct iov_iter *iter, size_t max,
 	return n;
 }
 
-/* Bytes the next fz_zero_iter() of at most @max bytes will try to clear. */
+/*
+ * Bytes the next extent clears: at most @max, the iterator's current user
+ * segment, and the VMA its first byte is in (fz_extent_in_vma()).
+ */
 static size_t fz_iter_step(const struct iov_iter *iter, size_t max)
 {
 	if (user_backed_iter(iter))
-		return min(fz_iter_user_len(iter), max);
+		return fz_extent_in_vma(fz_iter_user_addr(iter),
+					min(fz_iter_user_len(iter), max));
 	return min(iov_iter_count(iter), max);
 }
 
@@ -199,14 +228,15 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	size_t written = 0;
 	struct fz_extent e;
 
-	fz_extent_init(&e);
+	fz_extent_init(&e, iov_iter_count(iter));
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (iov_iter_count(iter)) {
 		size_t left = iov_iter_count(iter), done;
+		size_t step = fz_iter_step(iter, e.x.next);
 		bool fault;
 
-		fz_extent_start(&e, fz_iter_step(iter, e.next), left);
-		done = fz_zero_iter(loop, iter, e.next, &fault);
+		fz_extent_start(&e, step, left);
+		done = fz_zero_iter(loop, iter, step, &fault);
 		fz_extent_end(&e, done);
 		written += done;
 		if (unlikely(fault)) {

@@ -4,11 +4,14 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/gfp.h>
-#include <linux/limits.h>
 #include <linux/mm.h>
+#include <linux/nodemask.h>
+#include <linux/percpu.h>
 #include <linux/pipe_fs_i.h>
+#include <linux/slab.h>
 #include <linux/sizes.h>
 #include <linux/splice.h>
+#include "compat.h"
 #include "fastzero.h"
 #include "stats.h"
 
@@ -48,39 +51,127 @@
  * data reads it from up to 2 MiB instead of one cache-hot 4 KiB page,
  * which costs it (0.6x for the copy itself, measured natively), so 4 KiB
  * is the default.
+ *
+ * Sharing.  Each CPU lends its own 4 KiB page (allocated on its node), and
+ * with splice_huge=1 each memory node its own 2 MiB page: the reference
+ * count a splice writes is a cache line of the CPU it runs on (or of its
+ * node), not one line every CPU of every user writes, and the consumer
+ * that drops the reference writes the producer's line only.  Each page has
+ * its own bound, FZ_LENT_REFS_MAX; a splice that finds its page at the
+ * bound does not fail: it does what /dev/zero does (copy_splice_read(),
+ * on 6.1 generic_file_splice_read(): fresh pipe pages cleared by
+ * fz_read_iter()), so a user holding a CPU's
+ * references makes other users' splices on that CPU no worse than
+ * /dev/zero's and changes nothing on the other CPUs.
  */
-static struct page *fz_zero_page;	/* one zeroed 4 KiB page */
-static struct page *fz_zero_huge;	/* a zeroed 2 MiB compound page, or NULL */
+static DEFINE_PER_CPU(struct page *, fz_cpu_page);	/* owned, one per CPU */
+static DEFINE_PER_CPU(struct page *, fz_cpu_lent);	/* what the CPU lends */
+static struct page **fz_node_huge;	/* owned, nr_node_ids, or NULL */
+static size_t fz_unit;			/* bytes one buffer carries at most */
 
-/* The page splice_read() lends: one buffer covers up to all of it. */
-static struct page *fz_zero_lent(void)
+/*
+ * References a lent page stops taking at.  The cheapest route to any
+ * bound is not ~40 GiB of pipe buffers: a 1-byte splice takes one
+ * reference for one 40-byte struct pipe_buffer, or, forwarded into an
+ * AF_UNIX socket nobody reads, for ~50 bytes of skb that no memory cgroup
+ * is charged for.  65536 is 256 pipes of 256 slots (root; an unprivileged
+ * user gets 2-slot pipes past pipe-user-pages-soft, 16384 slots, and
+ * needs more descriptors).  Reaching it only means the CPU's next splices
+ * copy (see "Sharing"); it stays far below the overflow try_get_page()
+ * guards against.
+ */
+#define FZ_LENT_REFS_MAX	65536
+
+/* Drop the huge pages (the module's references) and lend 4 KiB ones. */
+static void fz_splice_free_huge(void)
 {
-	return fz_zero_huge ?: fz_zero_page;
+	unsigned int cpu;
+	int nid;
+
+	if (!fz_node_huge)
+		return;
+	for (nid = 0; nid < nr_node_ids; nid++)
+		if (fz_node_huge[nid])
+			put_page(fz_node_huge[nid]);
+	kfree(fz_node_huge);
+	fz_node_huge = NULL;
+	for_each_possible_cpu(cpu)
+		per_cpu(fz_cpu_lent, cpu) = per_cpu(fz_cpu_page, cpu);
+}
+
+/* Free what fz_splice_init() allocated; the module's references only. */
+static void fz_splice_free(void)
+{
+	unsigned int cpu;
+
+	fz_splice_free_huge();
+	for_each_possible_cpu(cpu) {
+		if (per_cpu(fz_cpu_page, cpu))
+			put_page(per_cpu(fz_cpu_page, cpu));
+		per_cpu(fz_cpu_page, cpu) = NULL;
+		per_cpu(fz_cpu_lent, cpu) = NULL;
+	}
 }
 
 /*
- * References fz_splice_read() stops taking at, far below the overflow
- * that try_get_page() guards against: each one is a pipe buffer or skb
- * fragment somebody holds (accounted to them), so reaching it takes
- * ~40 GiB of pipe buffers.  The read then ends short, or with -ENOMEM.
+ * One zeroed 2 MiB compound page per node with memory, or none at all:
+ * every CPU's buffers then have the same size, splice_unit.
  */
-#define FZ_ZERO_REFS_MAX	(INT_MAX / 2)
+static bool fz_splice_init_huge(void)
+{
+	unsigned int cpu;
+	int nid, home = NUMA_NO_NODE;
+
+	fz_node_huge = kcalloc(nr_node_ids, sizeof(*fz_node_huge), GFP_KERNEL);
+	if (!fz_node_huge)
+		return false;
+	for_each_node_state(nid, N_MEMORY) {
+		fz_node_huge[nid] = alloc_pages_node(nid, GFP_KERNEL | __GFP_ZERO |
+						     __GFP_COMP | __GFP_NOWARN |
+						     __GFP_NORETRY | __GFP_THISNODE,
+						     get_order(SZ_2M));
+		if (!fz_node_huge[nid])
+			return false;
+		if (home == NUMA_NO_NODE)
+			home = nid;
+	}
+	if (home == NUMA_NO_NODE)
+		return false;
+	for_each_possible_cpu(cpu) {
+		nid = cpu_to_node(cpu);
+		if (nid == NUMA_NO_NODE || !fz_node_huge[nid])
+			nid = home;	/* a CPU of a memoryless node */
+		per_cpu(fz_cpu_lent, cpu) = fz_node_huge[nid];
+	}
+	return true;
+}
 
 /**
  * fz_splice_init() - allocate the zeroed pages splice_read() lends to pipes
- * @huge: also try for a 2 MiB compound page (the splice_huge parameter)
+ * @huge: also try for 2 MiB compound pages (the splice_huge parameter)
  *
- * Return: 0, or -ENOMEM when not even the 4 KiB page can be had.
+ * Return: 0, or -ENOMEM when not even every CPU's 4 KiB page can be had.
  */
 int fz_splice_init(bool huge)
 {
-	fz_zero_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!fz_zero_page)
-		return -ENOMEM;
-	if (huge)
-		fz_zero_huge = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_COMP |
-					   __GFP_NOWARN | __GFP_NORETRY,
-					   get_order(SZ_2M));
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct page *page = alloc_pages_node(cpu_to_node(cpu),
+						     GFP_KERNEL | __GFP_ZERO, 0);
+
+		if (!page) {
+			fz_splice_free();
+			return -ENOMEM;
+		}
+		per_cpu(fz_cpu_page, cpu) = page;
+		per_cpu(fz_cpu_lent, cpu) = page;
+	}
+	fz_unit = PAGE_SIZE;
+	if (huge && fz_splice_init_huge())
+		fz_unit = SZ_2M;
+	else
+		fz_splice_free_huge();	/* not on every node: on none */
 	return 0;
 }
 
@@ -90,15 +181,18 @@ int fz_splice_init(bool huge)
  */
 void fz_splice_exit(void)
 {
-	if (fz_zero_huge)
-		put_page(fz_zero_huge);
-	put_page(fz_zero_page);
+	fz_splice_free();
 }
 
-/* Bytes one pipe buffer of fz_splice_read() carries at most. */
+/*
+ * Bytes one pipe buffer of fz_splice_read() carries at most.  A value
+ * kept at load, not read from the pages: delete_module() runs the exit
+ * before it removes the parameters from sysfs, so a read of splice_unit
+ * can come after fz_splice_exit() let the pages go.
+ */
 size_t fz_splice_unit(void)
 {
-	return page_size(fz_zero_lent());
+	return fz_unit;
 }
 
 /* Called by splice_to_pipe() for the references it did not place. */
@@ -111,8 +205,12 @@ ssize_t fz_splice_read(struct file *in, loff_t *ppos,
 		       struct pipe_inode_info *pipe, size_t len,
 		       unsigned int flags)
 {
-	struct page *page = fz_zero_lent();
-	size_t unit = page_size(page);
+	/*
+	 * The page of the CPU the call starts on; a migration later costs a
+	 * shared cache line, nothing else: every page lives until unload.
+	 */
+	struct page *page = per_cpu(fz_cpu_lent, raw_smp_processor_id());
+	size_t unit = fz_unit;
 	struct partial_page partial[PIPE_DEF_BUFFERS];
 	struct page *pages[PIPE_DEF_BUFFERS];
 	struct splice_pipe_desc spd = {
@@ -125,6 +223,15 @@ ssize_t fz_splice_read(struct file *in, loff_t *ppos,
 	ssize_t total = 0, ret = 0;
 
 	while (len) {
+		/* One atomic for the batch: the cache line is touched once. */
+		if (page_ref_count(page) > FZ_LENT_REFS_MAX - PIPE_DEF_BUFFERS) {
+			/* the rest as /dev/zero does it, after what was lent */
+			fz_stat_inc(FZ_STAT_SPLICE_COPIED);
+			ret = fz_copy_splice_read(in, ppos, pipe, len, flags);
+			if (ret > 0)
+				total += ret;
+			return total ? total : ret;
+		}
 		for (spd.nr_pages = 0; spd.nr_pages < PIPE_DEF_BUFFERS && len;
 		     spd.nr_pages++) {
 			size_t n = min(len, unit);
@@ -132,11 +239,6 @@ ssize_t fz_splice_read(struct file *in, loff_t *ppos,
 			pages[spd.nr_pages] = page;
 			partial[spd.nr_pages] = (struct partial_page){ .len = n };
 			len -= n;
-		}
-		/* One atomic for the batch: the cache line is touched once. */
-		if (page_ref_count(page) > FZ_ZERO_REFS_MAX - PIPE_DEF_BUFFERS) {
-			ret = -ENOMEM;
-			break;
 		}
 		page_ref_add(page, spd.nr_pages);
 		ret = splice_to_pipe(pipe, &spd);

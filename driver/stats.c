@@ -49,6 +49,7 @@ FZ_STAT_ATTR(shared_maps, FZ_STAT_SHARED_MAPS);
 FZ_STAT_ATTR(private_maps, FZ_STAT_PRIVATE_MAPS);
 FZ_STAT_ATTR(shared_clear_pages, FZ_STAT_SHARED_CLEARED);
 FZ_STAT_ATTR(shared_preclear_pages, FZ_STAT_SHARED_PRECLEARED);
+FZ_STAT_ATTR(splice_copied, FZ_STAT_SPLICE_COPIED);
 
 static struct attribute *fz_stats_attrs[] = {
 	&fz_stat_attr_read_calls.attr.attr,
@@ -59,6 +60,7 @@ static struct attribute *fz_stats_attrs[] = {
 	&fz_stat_attr_private_maps.attr.attr,
 	&fz_stat_attr_shared_clear_pages.attr.attr,
 	&fz_stat_attr_shared_preclear_pages.attr.attr,
+	&fz_stat_attr_splice_copied.attr.attr,
 	NULL,
 };
 

@@ -15,6 +15,7 @@ enum fz_stat {
 	FZ_STAT_PRIVATE_MAPS,	/* MAP_PRIVATE mmap() calls */
 	FZ_STAT_SHARED_CLEARED,	/* shared_clear=driver: pages it cleared */
 	FZ_STAT_SHARED_PRECLEARED, /* ... pages the allocator had cleared */
+	FZ_STAT_SPLICE_COPIED,	/* splices copied: the CPU's lent page at its bound */
 	FZ_NR_STATS,
 };
 

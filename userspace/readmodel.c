@@ -106,7 +106,10 @@ static void zero_read(size_t n)
 
 /*
  * fastzero's fz_read() for one read of c->bs bytes, extents and loop from
- * policy.h, timed as read.c times them (every extent but the last); the
+ * policy.h (a probe, then main extents: fz_policy_extents_*()), timed as
+ * read.c times them (every extent but the last; read.c's VMA lookup
+ * before each main extent, a trylock and a maple tree walk, is not
+ * modelled: the buffer is one mapping); the
  * longest timed extent is kept (the scheduling latency on a cooperative
  * kernel, the signal latency on a preemptible one; a read of one extent
  * takes the whole read's time).  The cooperative kernel's cond_resched() between
@@ -118,14 +121,15 @@ static void fz_emul(struct mcfg *c, char *dst)
 	/* K_CFZ's reads each start where the last ended (read.c remembers) */
 	int loop = fz_policy_read_loop(FZ_LOOP_AUTO, nt_threshold, cold_loop,
 				       FZ_COLD_THRESHOLD, c->bs, c->kind == K_CFZ);
-	unsigned long extent = fz_policy_first_extent(FZ_CHUNK_AUTO);
+	struct fz_extents x;
 	enum fz_loop l = loop == FZ_LOOP_AUTO ? variant : (enum fz_loop)loop;
 	uint64_t t0, ns;
 	size_t off, n;
 
+	fz_policy_extents_init(&x, FZ_CHUNK_AUTO, c->bs);
 	zero_read(0);
 	for (off = 0; off < c->bs; off += n) {
-		n = BL_MIN(extent, c->bs - off);
+		n = BL_MIN(x.next, c->bs - off);
 		if (c->bs - off == n) {		/* the last: read.c does not time it */
 			loops[l](dst + off, n, n, 1);
 			c->extents++;
@@ -136,7 +140,7 @@ static void fz_emul(struct mcfg *c, char *dst)
 		ns = bl_now_ns() - t0;
 		if (ns > c->max_extent_ns)
 			c->max_extent_ns = ns;
-		extent = fz_policy_next_extent(FZ_CHUNK_AUTO, n, ns);
+		fz_policy_extents_done(&x, n, ns);
 		c->extents++;
 	}
 	c->reads++;
@@ -541,9 +545,10 @@ int main(int argc, char **argv)
 	       bl_cpu_model(), bl_cpu_flags(), un.release);
 	printf("# zero-byte read() of /dev/zero: %.0f ns (best of %u)\n",
 	       best(&cfgs[0], o.reps), o.reps);
-	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: first %lu KiB, then %llu ms at the read's own rate (every preemption model)\n",
+	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: a %lu KiB probe, then %llu ms at the read's own rate, at most %lu KiB (every preemption model)\n",
 	       loop_names[variant], fz_erms_threshold, nt_threshold, nt_why,
-	       FZ_EXTENT_FIRST >> 10, FZ_EXTENT_BUDGET_NS / 1000000);
+	       FZ_EXTENT_PROBE >> 10, FZ_EXTENT_BUDGET_NS / 1000000,
+	       FZ_EXTENT_MAX >> 10);
 	printf("# cold store: %s (%s), for reads of %lu bytes and more that start where the last one ended\n",
 	       cold_loop == FZ_LOOP_AUTO ? "none" : loop_names[cold_loop], cold_why,
 	       FZ_COLD_THRESHOLD);

@@ -11,6 +11,8 @@
 #	FZ_MODULE	1: run sysfs/rmmod tests (default: 1 for /dev/fastzero)
 #	FZ_QUICK	1: smaller work loads
 #	FZ_TIMEOUT	seconds per program (default 300)
+#	FZ_ONLY		comma-separated substrings: run only the tests whose
+#			name holds one (targeted runs by hand; default all)
 #	FZ_FUZZ		0: leave out the differential fuzzer t_fuzz (default 1;
 #			its length: FZ_FUZZ_OPS, FZ_FUZZ_SECONDS, see t_fuzz.c)
 #	FZ_NO_SWAP	set by the guest's /init when the kernel has no zram

@@ -20,6 +20,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fztest.h"
@@ -590,6 +593,180 @@ static void huge_buffer_tests(void)
 		fz_run(test_unit, &small, "default_lends_4KiB_buffers");
 }
 
+/*
+ * The lent pages' bound (splice.c, FZ_LENT_REFS_MAX): each CPU lends its
+ * own page, each with its own bound, and a splice that finds its page at
+ * the bound copies as /dev/zero does instead of failing.  A holder pinned
+ * to CPU 0 fills HOLD_PIPES pipes of 256 slots, more buffers than the
+ * bound; stats/splice_copied tells that the bound was reached.
+ */
+#define SPLICE_COPIED	"/sys/class/misc/fastzero/stats/splice_copied"
+#define HOLD_SLOTS	256
+#define HOLD_PIPES	272	/* 69632 buffers > FZ_LENT_REFS_MAX (65536) */
+#define BOUND_LEN	(16 * 4096)
+
+/* Run on @cpu only, or with @cpu < 0 on every CPU again. */
+static int pin_cpu(int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (i == cpu || cpu < 0)
+			CPU_SET(i, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * Fill HOLD_PIPES pipes from @fd, 4 KiB per buffer: 0 or an errno; *@n
+ * pipes are open.
+ */
+static int hold_buffers(int fd, int (*fds)[2], int *n)
+{
+	ssize_t r;
+
+	for (*n = 0; *n < HOLD_PIPES; ++*n) {
+		if (pipe(fds[*n]))
+			return errno;
+		errno = 0;
+		if (fcntl(fds[*n][1], F_SETPIPE_SZ, HOLD_SLOTS * 4096) < 0)
+			r = -1;
+		else
+			r = splice(fd, NULL, fds[*n][1], NULL, HOLD_SLOTS * 4096,
+				   SPLICE_F_NONBLOCK);
+		if (r != HOLD_SLOTS * 4096) {
+			fz_diag("  holder: pipe %d: F_SETPIPE_SZ/splice returned %zd (%s)",
+				*n, r, r < 0 ? strerror(errno) : "short");
+			++*n;
+			return r < 0 && errno ? errno : EIO;
+		}
+	}
+	return 0;
+}
+
+static void release_buffers(int (*fds)[2], int n)
+{
+	while (n--) {
+		close(fds[n][0]);
+		close(fds[n][1]);
+	}
+}
+
+/* One splice of BOUND_LEN from @fd into a new pipe: reads back zeros. */
+static int splice_zeros(int fd, const char *who, char *why)
+{
+	static unsigned char buf[BOUND_LEN];
+	int p[2], ret = FZ_PASS;
+	ssize_t n;
+
+	if (pipe(p))
+		return fz_fail(why, "pipe: %s", strerror(errno));
+	n = splice(fd, NULL, p[1], NULL, BOUND_LEN, 0);
+	if (n != BOUND_LEN)
+		ret = fz_fail(why, "%s: splice returned %zd (%s), expected %d", who,
+			      n, n < 0 ? strerror(errno) : "short", BOUND_LEN);
+	else if (read_full(p[0], 0, buf, BOUND_LEN))
+		ret = fz_fail(why, "%s: could not read the splice back", who);
+	else if (check_zero(buf, BOUND_LEN, why))
+		ret = fz_fail(why, "%s: not zeros", who);
+	close(p[0]);
+	close(p[1]);
+	return ret;
+}
+
+/* The reference's result, printed only (6.1's /dev/zero cannot splice). */
+static void ref_diag(void)
+{
+	char why[FZ_WHYLEN] = "";
+
+	fz_diag("  %s: %s", fz_ref_name,
+		splice_zeros(ref, fz_ref_name, why) == FZ_PASS ? "zeros" : why);
+}
+
+struct bound_case {
+	int other;	/* the second splicer is another process */
+	int cpu;	/* CPU of the second splice (the holder is on 0) */
+};
+
+static int test_bound(const void *arg, char *why)
+{
+	const struct bound_case *c = arg;
+	static int fds[HOLD_PIPES][2];
+	int ready[2], ret, err = 0, held = 0;
+	long before, after;
+	pid_t holder = 0;
+	char b;
+
+	if (!fz_module)
+		return fz_skip(why, "the bound is the module's (FZ_MODULE=0)");
+	if (sysconf(_SC_NPROCESSORS_ONLN) <= c->cpu)
+		return fz_harness_missing(why, "needs %d CPUs", c->cpu + 1);
+	ret = fz_need_root(why);	/* pipe sizes, stats */
+	if (ret != FZ_PASS)
+		return ret;
+	if (pipe(ready))
+		return fz_fail(why, "pipe: %s", strerror(errno));
+	fflush(stdout);
+	if (c->other) {
+		holder = fork();
+		if (holder < 0)
+			return fz_fail(why, "fork: %s", strerror(errno));
+	}
+	if (holder == 0) {	/* the holder: this process or the child */
+		if (pin_cpu(0))
+			err = errno;
+		else
+			err = hold_buffers(dev, fds, &held);
+		if (c->other) {
+			b = (char)err;
+			if (write(ready[1], &b, 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+	} else if (read(ready[0], &b, 1) != 1) {
+		err = EIO;
+	} else {
+		err = (unsigned char)b;
+	}
+	close(ready[0]);
+	close(ready[1]);
+	before = fz_file_long(SPLICE_COPIED, NULL);
+	if (err) {
+		ret = fz_fail(why, "the holder could not fill %d pipes of %d buffers: %s",
+			      HOLD_PIPES, HOLD_SLOTS, strerror(err));
+	} else if (before < 0) {
+		ret = fz_fail(why, "no %s", SPLICE_COPIED);
+	} else if (pin_cpu(c->cpu)) {
+		ret = fz_fail(why, "sched_setaffinity: %s", strerror(errno));
+	} else {
+		ret = splice_zeros(dev, fz_dev_name, why);
+		after = fz_file_long(SPLICE_COPIED, NULL);
+		fz_diag("  holder %s on CPU 0, %d buffers; splice on CPU %d: stats/splice_copied %ld -> %ld",
+			c->other ? "another process" : "this process",
+			HOLD_PIPES * HOLD_SLOTS, c->cpu, before, after);
+		if (ret == FZ_PASS && !c->cpu && after <= before)
+			ret = fz_fail(why, "CPU 0's bound not reached after %d buffers: splice_copied %ld -> %ld",
+				      HOLD_PIPES * HOLD_SLOTS, before, after);
+		if (ret == FZ_PASS && c->cpu && after != before)
+			ret = fz_fail(why, "CPU %d's splice copied (splice_copied %ld -> %ld): CPU 0's holder reached it",
+				      c->cpu, before, after);
+		ref_diag();
+	}
+	if (holder > 0) {
+		kill(holder, SIGKILL);
+		waitpid(holder, NULL, 0);
+	}
+	release_buffers(fds, held);
+	pin_cpu(-1);
+	return ret;
+}
+
+static const struct bound_case bound_self = { 0, 0 };
+static const struct bound_case bound_other = { 1, 0 };
+static const struct bound_case bound_other_cpu = { 1, 1 };
+
 int main(int argc, char **argv)
 {
 	struct stat st;
@@ -604,6 +781,11 @@ int main(int argc, char **argv)
 	fz_run(test_splice_stream, NULL, "splice_stream_16MiB");
 	consumer_tests("");
 	fz_run(test_sendfile_tcp, NULL, "sendfile_tcp_zero_page_intact");
+	fz_run(test_bound, &bound_self, "splice_past_the_cpu_bound_copies_zeros");
+	fz_run(test_bound, &bound_other,
+	       "splice_while_another_process_holds_the_cpu_bound_gets_zeros");
+	fz_run(test_bound, &bound_other_cpu,
+	       "splice_on_another_cpu_still_lends_while_cpu0_is_at_its_bound");
 	if (fz_module && !stat(ko && *ko ? ko : "/fastzero.ko", &st))
 		huge_buffer_tests();
 

@@ -302,9 +302,10 @@ static void test_nt_threshold(const char *val)
 }
 
 /*
- * read_extent with chunk_size 0: every read starts with FZ_EXTENT_FIRST on
- * every preemption model (policy.h: later extents follow the read's own
- * rate), and the model is one the kernel can run.
+ * read_extent with chunk_size 0: every read starts with a probe of
+ * FZ_EXTENT_PROBE bytes on every preemption model (policy.h: later
+ * extents follow the read's own rate), and the model is one the kernel
+ * can run.
  */
 static int test_read_extent(const void *arg, char *why)
 {
@@ -323,9 +324,9 @@ static int test_read_extent(const void *arg, char *why)
 		;
 	if (i == FZ_ARRAY_SIZE(models))
 		return fz_fail(why, "unknown preemption model \"%s\"", model);
-	if (extent != FZ_EXTENT_FIRST)
+	if (extent != FZ_EXTENT_PROBE)
 		return fz_fail(why, "%s kernel: first extent %lu, expected %lu",
-			       model, extent, FZ_EXTENT_FIRST);
+			       model, extent, FZ_EXTENT_PROBE);
 	return FZ_PASS;
 }
 
@@ -364,7 +365,7 @@ static int test_stats_private(const void *arg, char *why)
 {
 	static const char *const names[] = {
 		"read_calls", "read_bytes", "read_faults", "read_signals",
-		"shared_maps", "private_maps",
+		"shared_maps", "private_maps", "splice_copied",
 	};
 	char path[128];
 	struct stat st;

@@ -39,6 +39,9 @@
 #     2   setup error (bad args, kernel not obtainable, module build failed/warned)
 #     124 QEMU killed after --timeout seconds (prints "FZ: TIMEOUT after N s")
 #     125 QEMU exited without "FZ: done" (panic, crash, triple fault)
+# Devices: QEMU's "edu" test device (PCI 1234:11e8, no driver claims it):
+#   t_signal maps its 1 MiB BAR through sysfs resource0 as slow, uncached
+#   memory to read into.
 # Accel: kvm when the host CPU has vmx/svm and /dev/kvm is usable, else tcg.
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -61,6 +64,7 @@ boot() {
 	set +e
 	timeout -k 10 "$tmo" "${FZ_QEMU[@]}" -accel "$accel" -cpu "$cpu" -m "$mem" \
 		-smp "$smp" -display none -vga none -monitor none -serial stdio -nic none \
+		-device edu \
 		-no-reboot -kernel "$vmlinuz" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 quiet $append" \
 		</dev/null 2>"$log.qemu-stderr" | sed -u 's/\r//g' | tee "$log"
