@@ -17,9 +17,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export FZ_CACHE=$T/cache
-# shellcheck source=../vm/lib.sh
+# shellcheck source=SCRIPTDIR/../vm/lib.sh
 source "$REPO/tests/vm/lib.sh"
-# shellcheck source=../vm/kernel-pick.sh
+# shellcheck source=SCRIPTDIR/../vm/kernel-pick.sh
 source "$REPO/tests/vm/kernel-pick.sh"
 n=0 failed=0
 
