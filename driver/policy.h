@@ -471,7 +471,7 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
  *    reused buffer below 32 MiB.  Upstream: Zen 5 2 MiB faults 67 GB/s
  *    with CLZERO against 35 with clear_pages() (Raghavendra K T, 2025-09).
  *  - Intel: MOVNTI, measured here (Xeon, Ice Lake server, `make model`
- *    and clearbench --sections stores: docs-pending/issue-27.md), and
+ *    and clearbench --sections stores: docs/benchmarks.md), and
  *    upstream (Ankur Arora, 2022: Icelake MOVNTI 24.5 GB/s against rep
  *    stosb 9.4-12.4).
  *

@@ -658,7 +658,7 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	fz_erms_threshold = derms;
 	from = rep->nres;
 	for (i = 0; i < BL_ARRAY_SIZE(cal_sizes) && cal_sizes[i] <= cal_max(o); i++) {
-		extent = fz_policy_first_extent(FZ_CHUNK_AUTO);	/* a read's first */
+		extent = FZ_EXTENT_MAX;	/* a read's longest extent (policy.h) */
 		add_cfg("cal-nt-coop", own, buf, cal_sizes[i], extent);
 		add_cfg("cal-nt-coop", FZ_LOOP_NT, buf, cal_sizes[i], extent);
 		add_cfg("cal-nt-onecall", own, buf, cal_sizes[i], cal_sizes[i]);
