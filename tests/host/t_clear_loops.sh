@@ -19,17 +19,8 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-n=0 failed=0
-
-ok() {	# ok STATUS NAME [DETAIL]: STATUS 0 passes
-	n=$((n + 1))
-	if [[ $1 == 0 ]]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2${3:+ # $3}"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=SCRIPTDIR/tap.sh
+source "$REPO/tests/host/tap.sh"
 
 if ! make -s -C "$REPO/userspace" O="$T" "$T/clearbench" "$T/clearbench-clzero-emul" \
 	>"$T/build.log" 2>&1; then
@@ -63,5 +54,4 @@ for bin in clearbench clearbench-clzero-emul; do
 	((rc == 0 || seen > 0)) || ok 1 "${tag}_self_test_runs" "exit $rc: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
 	((rc <= 1)) || ok 1 "${tag}_self_test_exits" "exit $rc (killed by a signal?)"
 done
-echo "1..$n"
-((failed == 0))
+tap_done

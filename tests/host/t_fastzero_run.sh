@@ -25,17 +25,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FZR=${FASTZERO_RUN:-$REPO/userspace/fastzero-run}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-n=0 failed=0
-
-ok() {	# ok STATUS NAME [DETAIL]: STATUS 0 passes
-	n=$((n + 1))
-	if [[ $1 == 0 ]]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2${3:+ # $3}"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=SCRIPTDIR/tap.sh
+source "$REPO/tests/host/tap.sh"
 # a step that cannot run here (not root, a tool missing) is a failure
 cannot() { ok 1 "$1" "$2"; }
 is() {	# is GOT WANT NAME
@@ -177,5 +168,4 @@ FASTZERO_SYSTEMD_DIR=$T/systemd "$FZR" --remove-dropin fztest >/dev/null 2>&1
 [[ ! -e $T/systemd/fztest.service.d ]]
 ok $? "--remove-dropin fztest: the file and its directory are gone"
 
-echo "1..$n"
-((failed == 0))
+tap_done

@@ -21,17 +21,8 @@ export FZ_CACHE=$T/cache
 source "$REPO/tests/vm/lib.sh"
 # shellcheck source=SCRIPTDIR/../vm/kernel-pick.sh
 source "$REPO/tests/vm/kernel-pick.sh"
-n=0 failed=0
-
-ok() {	# ok STATUS NAME [DETAIL]: STATUS 0 passes
-	n=$((n + 1))
-	if [[ $1 == 0 ]]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2${3:+ # $3}"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=SCRIPTDIR/tap.sh
+source "$REPO/tests/host/tap.sh"
 
 # pkg NAME [DEPENDS]: one Packages stanza.
 pkg() {
@@ -170,5 +161,4 @@ else
 	ok 1 "nothing usable: fz_pick fails and says what each version lacked" "$(cat "$T/pick.err")"
 fi
 
-echo "1..$n"
-((failed == 0))
+tap_done
