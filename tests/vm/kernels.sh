@@ -283,12 +283,13 @@ fz_fetch_headers() {
 # fz_lookup WHERE ID: "VER<TAB>IMAGE<TAB>why" (fz_pick), refreshing the
 # package lists once if nothing fits.
 fz_lookup() {
-	local out
+	local out ver img why
 	if ! out=$(fz_pick "$1" "$2"); then
 		if [[ $1 == host ]]; then fz_apt_update; else FZ_REFRESH=1 fz_sid_apt_update; fi
 		out=$(fz_pick "$1" "$2") || return 1
 	fi
-	fz_log "kernel $2 -> ${out//$'\t'/ (}) ($1)"
+	IFS=$'\t' read -r ver img why <<<"$out"
+	fz_log "kernel $2 -> $ver ($1): $why"
 	echo "$out"
 }
 
