@@ -17,6 +17,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export FZ_CACHE=$T/cache
+# the run's debug kernels, as make check's default (the caller's may differ)
+export FZ_DEBUG_KERNELS='6.12-debug 7-debug'
 # shellcheck source=SCRIPTDIR/../vm/lib.sh
 source "$REPO/tests/vm/lib.sh"
 # shellcheck source=SCRIPTDIR/../vm/kernel-pick.sh
