@@ -11,7 +11,8 @@
 #                  already.  ("6.12-debug" or "7-debug" boots a debug
 #                  kernel under every FZ_CPUS model; its tier below does one.)
 #   FZ_CPUS        QEMU -cpu strings (default: every FZ_CPU_MODELS entry)
-#   FZ_VM_TIMEOUT  seconds per boot (default 600)
+#   FZ_VM_TIMEOUT  seconds per boot (default 900; FZ_FULL_TIMEOUT, default
+#                  1500, for the boot with the full-size loads)
 #   FZ_FULL_KERNEL the kernel id whose first CPU model runs the full-size
 #                  loads (default 7: sid's own kernel); every other boot
 #                  runs the quick ones (FZ_QUICK=1)
@@ -68,7 +69,8 @@ FZ_KERNELS=${FZ_KERNELS:-6.1 6.12 7 newest}
 FZ_DEBUG_KERNELS=${FZ_DEBUG_KERNELS:-6.12-debug 7-debug}
 [[ $FZ_DEBUG_KERNELS != none ]] || FZ_DEBUG_KERNELS=
 FZ_CPUS=${FZ_CPUS:-$(printf '%s\n' "${FZ_CPU_MODELS[@]}" | cut -d: -f1 | tr '\n' ' ')}
-FZ_VM_TIMEOUT=${FZ_VM_TIMEOUT:-600}
+FZ_VM_TIMEOUT=${FZ_VM_TIMEOUT:-900}
+FZ_FULL_TIMEOUT=${FZ_FULL_TIMEOUT:-1500}
 FZ_RESULTS=${FZ_RESULTS:-$FZ_CACHE/logs/check-$(date +%Y%m%d-%H%M%S)}
 # One version per kernel id for the whole run, whoever asks first (the
 # matrix, the Debian guest, a debug kernel's series): kernels.sh fz_choose.
@@ -370,7 +372,7 @@ boot_spoiled() {
 # boot_one KID KVER CPU KO PAYLOAD
 boot_one() {
 	local kid=$1 kver=$2 cpu=$3 ko=$4 payload=$5 log rc=0 f0=$FAILED p0=$PASSED t0=$SECONDS
-	local want got bad try spoiled again=
+	local want got bad try spoiled again='' timeout=$FZ_VM_TIMEOUT
 	log=$FZ_RESULTS/$(fz_sanitize "$kid")-$(fz_sanitize "$cpu").log
 	printf -- '---- kernel %s (%s) / cpu %s ----\n' "$kid" "$kver" "$cpu"
 	local env_line='' append quick=1 smoke=0
@@ -378,6 +380,7 @@ boot_one() {
 	[[ $smoke == 0 || $kid != "${FZ_FULL_KERNEL:-7}" ]] || quick=0
 	[[ -z ${FZ_FULL_ALL:-} ]] || quick=0
 	[[ -z ${BOOT_QUICK:-} ]] || quick=$BOOT_QUICK smoke=0
+	((quick)) || ((timeout >= FZ_FULL_TIMEOUT)) || timeout=$FZ_FULL_TIMEOUT
 	env_line="export FZ_QUICK=$quick SMOKE_ALL=$smoke FZ_FUZZ=${FZ_FUZZ:-1} ${BOOT_ENV:-}"
 	if want=$(model_field "$cpu" 2); then env_line+=" FZ_EXPECT_VARIANT=$want"; fi
 	append=$(model_field "$cpu" 3) || append=''
@@ -393,7 +396,7 @@ boot_one() {
 		rc=0
 		"$FZ_VM_DIR/run-vm.sh" --kernel "$kid" --cpu "$cpu" --module "$ko" --payload "$payload" \
 			--cmd "$env_line
-$GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"} \
+$GUEST_CMD" --timeout "$timeout" --log "$log" ${append:+--append "$append"} \
 			>/dev/null 2>"$log.host" || rc=$?
 		spoiled=$(boot_spoiled "$log")
 		[[ -n $spoiled && $try == 1 ]] || break
@@ -408,7 +411,7 @@ $GUEST_CMD" --timeout "$FZ_VM_TIMEOUT" --log "$log" ${append:+--append "$append"
 	if grep -q 'FZ: done rc=' "$log"; then
 		result ok "guest reached FZ: done"
 	elif ((rc == 124)); then
-		result fail "guest reached FZ: done" "TIMEOUT after ${FZ_VM_TIMEOUT} s"
+		result fail "guest reached FZ: done" "TIMEOUT after $timeout s"
 	else
 		result fail "guest reached FZ: done" "no FZ: done (run-vm status $rc; crash/panic?)"
 		tail -n 5 "$log.host" | sed 's/^/        /'
@@ -522,23 +525,41 @@ kernel_one() {
 # the background, one after the other, beside the matrix's boots
 # (FZ_DEBIAN_BESIDE=0: before them): their steps are DKMS builds, apt and
 # depmod, mostly one busy CPU, so they and the matrix's guest share the 2
-# cores instead of each leaving one idle.  finish_packaging waits for them
-# and counts their TAP lines.  FZ_DEBIAN_GUEST=0 and FZ_SID_DEBS=0 leave
-# each out.
+# cores instead of each leaving one idle.  Then, in the same job, the debug
+# kernel tier (run_debug_kernel; FZ_DEBUG_BESIDE=0: after the matrix
+# instead): from there to the matrix's end the second core would be idle.
+# finish_packaging waits for them and counts their results.
+# FZ_DEBIAN_GUEST=0 and FZ_SID_DEBS=0 leave each tier out.
 PACKAGING_TIERS=()
 [[ ${FZ_DEBIAN_GUEST:-1} == 0 ]] || PACKAGING_TIERS+=(debian-guest)
 [[ ${FZ_SID_DEBS:-1} == 0 ]] || PACKAGING_TIERS+=(sid-debs)
 
+DEBUG_BESIDE=${FZ_DEBUG_BESIDE:-1}
+[[ -n $FZ_DEBUG_KERNELS ]] || DEBUG_BESIDE=0
+
+# packaging_job PAYLOAD: start_packaging's background job.  Its counts,
+# summary lines and cold parts are its own (a subshell): the debug tier
+# leaves them in debug-tier.* for count_debug_beside.
+packaging_job() {
+	local tier t0 rc
+	for tier in "${PACKAGING_TIERS[@]}"; do
+		t0=$(date +%s) rc=0
+		"$FZ_VM_DIR/$tier.sh" >"$FZ_RESULTS/$tier.tap" 2>"$FZ_RESULTS/$tier.log" || rc=$?
+		echo "$rc $(($(date +%s) - t0))" >"$FZ_RESULTS/$tier.rc"
+	done
+	[[ $DEBUG_BESIDE != 0 ]] || return 0
+	PASSED=0 FAILED=0 SUMMARY=() COLD=()
+	run_debug_kernel "$1" >"$FZ_RESULTS/debug-tier.out" 2>&1
+	echo "$PASSED $FAILED" >"$FZ_RESULTS/debug-tier.counts"
+	printf '%s\n' "${SUMMARY[@]}" >"$FZ_RESULTS/debug-tier.summary"
+	printf '%s\n' "${COLD[@]}" >"$FZ_RESULTS/debug-tier.cold"
+}
+
+# start_packaging PAYLOAD
 start_packaging() {
 	PACKAGING_PID=
-	((${#PACKAGING_TIERS[@]})) || return 0
-	(
-		for tier in "${PACKAGING_TIERS[@]}"; do
-			t0=$(date +%s) rc=0
-			"$FZ_VM_DIR/$tier.sh" >"$FZ_RESULTS/$tier.tap" 2>"$FZ_RESULTS/$tier.log" || rc=$?
-			echo "$rc $(($(date +%s) - t0))" >"$FZ_RESULTS/$tier.rc"
-		done
-	) &
+	((${#PACKAGING_TIERS[@]})) || [[ $DEBUG_BESIDE != 0 ]] || return 0
+	packaging_job "$1" &
 	PACKAGING_PID=$!
 	[[ ${FZ_DEBIAN_BESIDE:-1} != 0 ]] || finish_packaging
 }
@@ -571,6 +592,27 @@ finish_packaging() {
 	PACKAGING_PID=
 	[[ ${FZ_DEBIAN_GUEST:-1} == 0 ]] || count_tier debian-guest "debian guest" "12 guest, 6.12"
 	[[ ${FZ_SID_DEBS:-1} == 0 ]] || count_tier sid-debs "sid packages" "sid chroot, kernel 7"
+	[[ $DEBUG_BESIDE != 0 ]] || return 0
+	count_debug_beside
+}
+
+# count_debug_beside: what run_debug_kernel did in start_packaging's job:
+# its output, its counts, its time table lines and what it built.
+count_debug_beside() {
+	local p=0 f=0 line
+	cat "$FZ_RESULTS/debug-tier.out" 2>/dev/null
+	if ! read -r p f <"$FZ_RESULTS/debug-tier.counts"; then
+		result fail "debug kernels: the tier beside the matrix finished" \
+			"no counts (log: $FZ_RESULTS/debug-tier.out)"
+		return 0
+	fi
+	PASSED=$((PASSED + p)) FAILED=$((FAILED + f))
+	while IFS= read -r line; do
+		[[ -z $line ]] || SUMMARY+=("$line")
+	done <"$FZ_RESULTS/debug-tier.summary"
+	while IFS= read -r line; do
+		[[ -z $line ]] || COLD+=("$line")
+	done <"$FZ_RESULTS/debug-tier.cold"
 }
 
 # ---------- debug kernel tier ----------
@@ -681,12 +723,12 @@ main() {
 	build_payload "$payload"
 	SUMMARY+=("$(printf '%-6s %-22s host deps, lint, payload (%d s)' host - $(($(date +%s) - t0)))")
 	start_debug_builds
-	start_packaging
+	start_packaging "$payload"
 	for kid in $FZ_KERNELS; do
 		kernel_one "$kid" "$payload"
 	done
 	finish_packaging
-	run_debug_kernel "$payload"
+	[[ $DEBUG_BESIDE != 0 ]] || run_debug_kernel "$payload"
 	echo "==== time table: every tier and boot ($(fz_accel), $(nproc) CPUs) ===="
 	printf '  %s\n' "${SUMMARY[@]}"
 	printf '  %-6s %-22s %d s (%s)\n' total - $(($(date +%s) - t0)) "$(run_kind)"
