@@ -156,19 +156,6 @@ EOF
 
 # ---------- host: packaging checks (no VM) ----------
 
-# dg_stage DIR: the checkout as a new user gets it (tracked and untracked,
-# not ignored files: no build products).
-dg_stage() {
-	local f
-	rm -rf "$1" && mkdir -p "$1"
-	(cd "$FZ_REPO" && git ls-files -co --exclude-standard -z) |
-		while IFS= read -r -d '' f; do
-			[[ -e $FZ_REPO/$f ]] && cp -a --parents "$f" "$1/" 2>/dev/null
-		done
-	chmod -R a+rX "$1"
-	[[ -f $1/Makefile && -f $1/dkms.conf ]]
-}
-
 tap() {	# tap 0|1 NAME [DETAIL]
 	if [[ $1 == 0 ]]; then echo "ok - $2"; else echo "not ok - $2${3:+ # $3}"; DG_FAILED=1; fi
 }
@@ -183,7 +170,7 @@ refused() {
 
 dg_host_checks() {
 	local src=$DG_DIR/run/host-src d=$DG_DIR/run/destdir files want
-	dg_stage "$src" || { tap 1 "checkout staged"; return; }
+	fz_stage_tree "$src" || { tap 1 "checkout staged"; return; }
 	rm -rf "$d"
 	if make -C "$src" install DESTDIR="$d" >"$DG_DIR/run/host-install.log" 2>&1; then
 		files=$(cd "$d" && find . -type f | sort | tr '\n' ' ')
@@ -270,7 +257,7 @@ dg_main() {
 	echo "# image ready in $(($(date +%s) - t0)) s"
 	tap 0 "Debian guest image built ($(cut -d' ' -f2-3 "$DG_DIR/image.id"))"
 	dg_host_checks
-	dg_stage "$DG_DIR/run/src" || { tap 1 "checkout staged for the guest"; return 1; }
+	fz_stage_tree "$DG_DIR/run/src" || { tap 1 "checkout staged for the guest"; return 1; }
 	dg_debs "$DG_DIR/run/src/fz-debs"
 	rm -f "$DG_DIR/run/src.img" "$DG_DIR/run/root.qcow2"
 	if ! mkfs.ext4 -q -F -L fzsrc -d "$DG_DIR/run/src" "$DG_DIR/run/src.img" 1G ||

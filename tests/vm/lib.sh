@@ -69,6 +69,19 @@ fz_apt_install() {
 
 fz_need_host_deps() { fz_need_pkgs "${FZ_HOST_PKGS[@]}"; }
 
+# fz_stage_tree DIR: the checkout as a new user gets it (tracked and
+# untracked, not ignored files: no build products), readable by all.
+fz_stage_tree() {
+	local f
+	rm -rf "$1" && mkdir -p "$1"
+	(cd "$FZ_REPO" && git ls-files -co --exclude-standard -z) |
+		while IFS= read -r -d '' f; do
+			[[ -e $FZ_REPO/$f ]] && cp -a --parents "$f" "$1/" 2>/dev/null
+		done
+	chmod -R a+rX "$1"
+	[[ -f $1/Makefile && -f $1/dkms.conf ]]
+}
+
 # fz_accel: kvm only when the CPU has vmx/svm and /dev/kvm is usable.
 fz_accel() {
 	if grep -qw -e vmx -e svm /proc/cpuinfo && [[ -r /dev/kvm && -w /dev/kvm ]]; then

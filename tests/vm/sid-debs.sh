@@ -48,9 +48,10 @@ main() {
 	step "sid: ${SD_PKGS[*]} installed in the chroot" "$logs/apt.log" \
 		apt-get install -y -qq --no-install-recommends "${SD_PKGS[@]}" || exit 1
 	rm -rf "$r$SD_IN"
-	mkdir -p "$r$SD_IN/tree"
-	(cd "$FZ_REPO" && git ls-files -z --cached --others --exclude-standard |
-		tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$r$SD_IN/tree"
+	fz_stage_tree "$r$SD_IN/tree" || {
+		tap 1 "sid: checkout staged in the chroot"
+		exit 1
+	}
 	step "sid: make deb (dpkg-buildpackage; lintian: no errors)" "$logs/make-deb.log" \
 		env FZ_DEB_OUT="$SD_IN/out" "$SD_IN/tree/debian/make-deb.sh" || exit 1
 	sed -n 's/^/# lintian (sid): /p' "$r$SD_IN/out/lintian.txt"
