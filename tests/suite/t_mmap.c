@@ -497,12 +497,16 @@ static long mem_available_kb(void)
 
 /*
  * Map + touch + unmap 512 MiB shared three times: memory comes back.  The
- * baseline is taken after a warm-up round (page tables, slab caches).
+ * baseline is taken after a warm-up round (page tables, slab caches).  The
+ * tolerance is a quarter of one round (64 MiB at least): a mapping that is
+ * not freed shows as a whole round or more, while what the allocator keeps
+ * for a while (per-CPU lists hold 2 MiB folios too) does not; a smaller leak
+ * is kmemleak's to find in the debug boots.
  */
 static int t_memory_baseline(const char *path, int shared, char *why)
 {
 	size_t len = (fz_quick ? 128 : 512) * FZ_MiB, i;
-	long before = 0, after = 0, tol = 64 * 1024;
+	long before = 0, after = 0, tol = len / 4096 > 65536 ? len / 4096 : 65536;
 	unsigned char *p;
 	int round, tries;
 
@@ -518,7 +522,7 @@ static int t_memory_baseline(const char *path, int shared, char *why)
 			p[i] = 1;
 		munmap(p, len);
 	}
-	for (tries = 0; tries < 20; tries++) {
+	for (tries = 0; tries < 60; tries++) {
 		after = mem_available_kb();
 		if (after > before - tol)
 			return FZ_PASS;

@@ -33,7 +33,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # One QEMU CPU model per clear_user variant the alternatives can patch in:
-# "-cpu string:expected clear_user_variant:extra kernel command line".
+# "-cpu string:expected clear_user_variant:extra kernel command line:suite
+# programs" (empty: all of them).
 #  - max: ERMS (and REP_GOOD).
 #  - max,-erms: REP_GOOD only.  Booted with init_on_alloc=0: Debian's
 #    init_on_alloc=1 zeroes every page before shmem clears it again, this
@@ -48,6 +49,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #    no Intel model is left without it) nor ERMS: the unrolled loop.
 #    preempt=none, and init_on_free=1: freed pages are zeroed, so the
 #    allocator skips its clear and t_clear's driver mode relies on that.
+#    It runs the read path's programs (FZ_READ_PROGS, below), t_mmap and
+#    t_clear.
 # The other two boot the kernel's default model (voluntary on 6.x, lazy on
 # 7.x); the suite reads the model the kernel runs from read_extent.
 #  - max,+fsrm,-fsrs: an AMD CPU (TCG's max is AuthenticAMD) with FSRM but
@@ -55,14 +58,22 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #    ("AMD FSRM also implies FSRS", init_amd()), and the kernel's own
 #    clear_user() uses rep stosb at every length; fastzero reads FSRS from
 #    CPUID: the erms variant with its AMD threshold.  Only sid's QEMU (8.1+)
-#    offers FSRM under TCG and knows the fsrs flag (see kernels.sh).
+#    offers FSRM under TCG and knows the fsrs flag (see kernels.sh).  It
+#    runs the read path's programs.
+# The read path's programs (FZ_READ_PROGS) are where the variant, its
+# threshold and the preemption model act.  Every boot's t_fuzz, t_sysfs
+# and t_signal also force each variant in turn (force_variant).  The
+# mapping programs (t_shared, t_huge, t_swap, t_fail, t_memcg) and t_unload
+# do not depend on the CPU model: they run under max and max,-erms (driver
+# mode) on every kernel, and in the debug boots.
 # The variant is asserted and given to the suite as FZ_EXPECT_VARIANT; a CPU
 # not listed here gets the variant its flags imply.
+FZ_READ_PROGS="t_read t_readv t_async t_splice t_signal t_misc t_fuzz t_sysfs t_clzero"
 FZ_CPU_MODELS=(
 	"max:erms:"
 	"max,-erms:rep_stosq:init_on_alloc=0 page_poison=1 preempt=full fastzero.shared_clear=driver"
-	"qemu64,vendor=AuthenticAMD,family=15,model=4,stepping=0:unrolled:preempt=none init_on_free=1"
-	"max,+fsrm,-fsrs:erms:"
+	"qemu64,vendor=AuthenticAMD,family=15,model=4,stepping=0:unrolled:preempt=none init_on_free=1:$FZ_READ_PROGS t_mmap t_clear"
+	"max,+fsrm,-fsrs:erms::$FZ_READ_PROGS"
 )
 FZ_KERNELS=${FZ_KERNELS:-6.1 6.12 7 newest}
 [[ $FZ_KERNELS != none ]] || FZ_KERNELS=
@@ -97,14 +108,15 @@ result() {
 # The guest command: suite, then (with the module reloaded: the suite ends
 # by unloading it) the benchmark smoke test and the 4 GiB dd acceptance check.
 # "FZ: phase NAME UPTIME" lines time each part for the CI budget.  The
-# first CPU model of each kernel runs the benchmark smoke test (every fio
-# job, fzbench; it does not depend on the CPU model).  One boot, the first
+# first CPU model of the oldest and of the newest kernel runs the benchmark
+# smoke test (every fio job, fzbench; it does not depend on the CPU model).
+# FZ_PROGS: the CPU model's programs (FZ_CPU_MODELS), empty for all.  One boot, the first
 # CPU model of FZ_FULL_KERNEL, runs the suite at full size (FZ_QUICK=0);
 # the others run the same tests with smaller loads (FZ_QUICK=1: a shorter
 # fuzz, smaller big reads and mappings), the same code at less cost.
 # shellcheck disable=SC2016 # expanded by the guest's shell
 GUEST_CMD='phase() { echo "FZ: phase $1 $(cut -d" " -f1 /proc/uptime)"; }
-phase suite; sh ./run-suite.sh; echo "FZ: suite rc=$?"
+phase suite; sh ./run-suite.sh $FZ_PROGS; echo "FZ: suite rc=$?"
 [ -c /dev/fastzero ] || insmod /fastzero.ko
 phase smoke; [ "$SMOKE_ALL" = 0 ] || [ ! -f bench/smoke.sh ] ||
 	sh bench/smoke.sh /payload/bench
@@ -375,13 +387,19 @@ boot_one() {
 	local want got bad try spoiled again='' timeout=$FZ_VM_TIMEOUT
 	log=$FZ_RESULTS/$(fz_sanitize "$kid")-$(fz_sanitize "$cpu").log
 	printf -- '---- kernel %s (%s) / cpu %s ----\n' "$kid" "$kver" "$cpu"
-	local env_line='' append quick=1 smoke=0
-	[[ $cpu != "${FZ_CPUS%% *}" ]] || smoke=1
-	[[ $smoke == 0 || $kid != "${FZ_FULL_KERNEL:-7}" ]] || quick=0
+	local env_line='' append quick=1 smoke=0 first=0 progs
+	local oldest=${FZ_KERNELS%% *} newest=${FZ_KERNELS##* }
+	[[ $cpu != "${FZ_CPUS%% *}" ]] || first=1
+	# The smoke test (fio's engines, fzbench) on the oldest and the newest
+	# kernel: it does not depend on the CPU model, and what it calls
+	# (psync, libaio, io_uring, splice) changes between those two ends.
+	[[ $first == 0 || ($kid != "$oldest" && $kid != "$newest") ]] || smoke=1
+	[[ $first == 0 || $kid != "${FZ_FULL_KERNEL:-7}" ]] || quick=0
 	[[ -z ${FZ_FULL_ALL:-} ]] || quick=0
 	[[ -z ${BOOT_QUICK:-} ]] || quick=$BOOT_QUICK smoke=0
 	((quick)) || ((timeout >= FZ_FULL_TIMEOUT)) || timeout=$FZ_FULL_TIMEOUT
-	env_line="export FZ_QUICK=$quick SMOKE_ALL=$smoke FZ_FUZZ=${FZ_FUZZ:-1} ${BOOT_ENV:-}"
+	progs=$(model_field "$cpu" 4) || progs=''
+	env_line="export FZ_QUICK=$quick SMOKE_ALL=$smoke FZ_FUZZ=${FZ_FUZZ:-1} FZ_PROGS='$progs' ${BOOT_ENV:-}"
 	if want=$(model_field "$cpu" 2); then env_line+=" FZ_EXPECT_VARIANT=$want"; fi
 	append=$(model_field "$cpu" 3) || append=''
 	append+=${BOOT_APPEND:+${append:+ }$BOOT_APPEND}
@@ -528,6 +546,8 @@ kernel_one() {
 # cores instead of each leaving one idle.  Then, in the same job, the debug
 # kernel tier (run_debug_kernel; FZ_DEBUG_BESIDE=0: after the matrix
 # instead): from there to the matrix's end the second core would be idle.
+# The matrix, once done, boots the debug kernels this job has not begun
+# yet: whichever of the two is free first takes the next one.
 # finish_packaging waits for them and counts their results.
 # FZ_DEBIAN_GUEST=0 and FZ_SID_DEBS=0 leave each tier out.
 PACKAGING_TIERS=()
@@ -647,6 +667,9 @@ start_debug_builds() {
 # (120) each, with shared_clear=driver, the mode with the most module code
 # on the fault path (debug.config has no init_on_alloc: the driver's clear
 # runs).  Always run, cold or warm; a kernel that fails to build is a FAIL.
+# Beside the matrix, each kernel is booted by whichever caller claims it
+# first (mkdir debug-claim-ID): the packaging job or, after the matrix, the
+# main one.
 run_debug_kernel() {
 	local payload=$1 id t0 t1 f0 p0 rc how
 	echo "==== debug kernels ===="
@@ -655,6 +678,7 @@ run_debug_kernel() {
 		return 0
 	fi
 	for id in $FZ_DEBUG_KERNELS; do
+		[[ $DEBUG_BESIDE == 0 ]] || mkdir "$FZ_RESULTS/debug-claim-$id" 2>/dev/null || continue
 		t0=$(date +%s)
 		while [[ ! -e $FZ_RESULTS/debug-build-$id.rc ]] && kill -0 "$DEBUG_BUILD_PID" 2>/dev/null; do
 			sleep 5
@@ -727,8 +751,8 @@ main() {
 	for kid in $FZ_KERNELS; do
 		kernel_one "$kid" "$payload"
 	done
+	run_debug_kernel "$payload"
 	finish_packaging
-	[[ $DEBUG_BESIDE != 0 ]] || run_debug_kernel "$payload"
 	echo "==== time table: every tier and boot ($(fz_accel), $(nproc) CPUs) ===="
 	printf '  %s\n' "${SUMMARY[@]}"
 	printf '  %-6s %-22s %d s (%s)\n' total - $(($(date +%s) - t0)) "$(run_kind)"
