@@ -281,13 +281,17 @@ struct opts {
 	size_t sizes[MAX_SIZES];
 	int nsizes;
 	const char *csv;
+	long nt_threshold;	/* -1: driver/policy.h's, else the parameter */
 };
 
 static void usage(void)
 {
 	fputs("usage: readmodel [--quick] [--reps N] [--target-ms MS] [--sizes 4K,64K,...] [--csv FILE]\n"
+	      "                 [--nt-threshold BYTES]\n"
 	      "  /dev/zero's read() measured and emulated, fastzero's emulated with\n"
-	      "  driver/policy.h, on this CPU (native userspace). GB/s = 1e9 B/s, best of N.\n",
+	      "  driver/policy.h, on this CPU (native userspace). GB/s = 1e9 B/s, best of N.\n"
+	      "  --nt-threshold: model the module loaded with nt_threshold=BYTES (0: never),\n"
+	      "  as make calibrate's modprobe.d line sets it.\n",
 	      stderr);
 	exit(2);
 }
@@ -300,15 +304,18 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "target-ms", required_argument, NULL, 't' },
 		{ "sizes", required_argument, NULL, 's' },
 		{ "csv", required_argument, NULL, 'c' },
+		{ "nt-threshold", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ },
 	};
 	bool quick = false;
 	int ch, reps = 0;
+	size_t thr;
 	double target = 0;
 
 	memset(o, 0, sizeof(*o));
-	while ((ch = getopt_long(argc, argv, "qr:t:s:c:h", lo, NULL)) != -1) {
+	o->nt_threshold = -1;
+	while ((ch = getopt_long(argc, argv, "qr:t:s:c:n:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'q': quick = true; break;
 		case 'r': reps = atoi(optarg); break;
@@ -319,6 +326,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				usage();
 			break;
 		case 'c': o->csv = optarg; break;
+		case 'n':
+			if (bl_parse_size(optarg, &thr))
+				usage();
+			o->nt_threshold = (long)thr;
+			break;
 		default: usage();
 		}
 	}
@@ -518,6 +530,10 @@ int main(int argc, char **argv)
 	variant = fz_policy_variant(&cpu);
 	fz_erms_threshold = fz_policy_erms_threshold(&cpu, &erms_why);
 	nt_threshold = fz_policy_nt_threshold(&cpu, &nt_why);
+	if (o.nt_threshold >= 0) {
+		nt_threshold = (unsigned long)o.nt_threshold;
+		nt_why = "set by parameter (--nt-threshold)";
+	}
 	cold_loop = fz_policy_cold_loop(&cpu, loop_runs(FZ_LOOP_CLZERO, NULL), &cold_why);
 	for (s = 0; s < o.nsizes; s++)
 		maxbs = BL_MAX(maxbs, o.sizes[s]);
