@@ -10,7 +10,8 @@
 #   make model        /dev/zero measured and emulated, fastzero emulated, here
 #   make lint         checkpatch --strict, sparse, cppcheck, shellcheck, and
 #                     the docs against the code (tests/doccheck.sh)
-#   make results-table  README.md's table of measured results, from results/
+#   make results-table  README.md's table of measured results, and the
+#                     results/ files included in docs/*.md, from results/
 #   make install      the module for KDIR's kernel (+ depmod), the udev rule,
 #                     the commented modprobe.d example; AUTOLOAD=1 also
 #                     /etc/modules-load.d/fastzero.conf (load at boot)

@@ -14,7 +14,8 @@
 #     and every "make TARGET" they show is a target of the top Makefile;
 #   - every command line tests/vm/debian-guest.sh runs from the docs
 #     (g_readme PREFIX: an indented line starting with PREFIX) is there;
-#   - the README's results table is what tests/results-table.sh makes of
+#   - the README's results table and the docs' included results/ files
+#     (results-include blocks) are what tests/results-table.sh makes of
 #     results/.
 set -uo pipefail
 
@@ -174,10 +175,11 @@ check_guest_commands() {
 check_results_table() {
 	local out
 	if out=$(tests/results-table.sh --check 2>&1); then
-		verdict "the README's results table matches results/"
+		verdict "the README's results table and the docs' included results match results/"
 	else
 		printf '%s\n' "$out" | sed 's/^/# /'
-		verdict "the README's results table matches results/" "an up-to-date table: make results-table"
+		verdict "the README's results table and the docs' included results match results/" \
+			"an up-to-date table and included blocks: make results-table"
 	fi
 }
 
