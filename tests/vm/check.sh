@@ -363,16 +363,18 @@ check_debug() {
 }
 
 # boot_spoiled LOG: the first report of the kernel's own from before the
-# harness loaded the module (a panic before the guest's init ran, or a bug
-# report in the log up to the insmod marker), else nothing.  Such a boot
+# harness loaded the module (a panic before the guest's init ran, a kernel
+# that never reached it: run-vm.sh's "FZ: NO INIT", or a bug report in the
+# log up to the insmod marker), else nothing.  Such a boot
 # cannot judge the module: KASAN reports once per boot, a lockdep report
 # turns lockdep off, a panic ends the boot.  Seen under TCG: an int3 oops
 # in a secondary CPU's first timer (6.12, rare), a KASAN
-# report from an interrupt in identify_cpu() (6.12 debug kernel).
+# report from an interrupt in identify_cpu() (6.12 debug kernel), 7.2 under
+# qemu64 silent for 13 minutes before its init.
 boot_spoiled() {
 	local pat="Kernel panic|$KERNEL_REPORT"
 	if ! grep -q '^FZ: boot ' "$1"; then
-		grep -aEm1 "$pat" "$1" || true
+		grep -aEm1 "$pat|^FZ: NO INIT" "$1" || true
 		return
 	fi
 	{
@@ -430,6 +432,8 @@ $GUEST_CMD" --timeout "$timeout" --log "$log" ${append:+--append "$append"} \
 		result ok "guest reached FZ: done"
 	elif ((rc == 124)); then
 		result fail "guest reached FZ: done" "TIMEOUT after $timeout s"
+	elif ((rc == 126)); then
+		result fail "guest reached FZ: done" "the kernel never reached the guest's init (FZ: NO INIT)"
 	else
 		result fail "guest reached FZ: done" "no FZ: done (run-vm status $rc; crash/panic?)"
 		tail -n 5 "$log.host" | sed 's/^/        /'

@@ -558,8 +558,8 @@ g_packages() {
 	g_check "modprobe fastzero: the package's module, /dev/fastzero 0666, version $v" \
 		bash -c "modprobe fastzero && modinfo -F filename fastzero | grep -q /updates/dkms/ &&
 			[[ \$(cat /sys/module/fastzero/version) == '$v' ]] && g_dev_ok"
-	g_check "dpkg -i linux-headers-$k2: DKMS builds the package's fastzero for it too" \
-		bash -c "dpkg -i $DG_DEBS/linux-headers-${k2}_*.deb && g_dkms_has '$v' '$k2'"
+	g_check "dpkg -i linux-headers-$k2 and its dependencies (offline .debs): DKMS builds the package's fastzero for it too" \
+		bash -c "dpkg -i $DG_DEBS/*.deb && g_dkms_has '$v' '$k2'"
 	f=$(compgen -G "/lib/modules/$k2/updates/dkms/fastzero.ko*" | head -n1)
 	g_check "the $k2 module's vermagic is $k2" \
 		grep -q "^$k2 " <<<"$(modinfo -F vermagic "${f:-/nonexistent}")"

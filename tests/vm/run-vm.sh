@@ -39,6 +39,11 @@
 #     2   setup error (bad args, kernel not obtainable, module build failed/warned)
 #     124 QEMU killed after --timeout seconds (prints "FZ: TIMEOUT after N s")
 #     125 QEMU exited without "FZ: done" (panic, crash, triple fault)
+#     126 QEMU killed because the guest printed no "FZ: boot" within
+#         FZ_BOOT_DEADLINE seconds (default 240; prints "FZ: NO INIT after
+#         N s"): the kernel hung before the guest's init, before anything
+#         of the module ran (seen once under TCG: 7.2, qemu64, silent for
+#         13 minutes at 94% of a core, where the same boot takes 70 s)
 # Devices: QEMU's "edu" test device (PCI 1234:11e8, no driver claims it):
 #   t_signal maps its 1 MiB BAR through sysfs resource0 as slow, uncached
 #   memory to read into.
@@ -54,22 +59,41 @@ usage() {
 	exit 2
 }
 
+# init_watchdog LOG PIDFILE DEADLINE: kill QEMU (and leave $FZ_WORK/noinit)
+# if LOG has no "FZ: boot" line DEADLINE seconds after the start.
+init_watchdog() {
+	local log=$1 pidfile=$2 deadline=$3 t=0
+	while ((t < deadline)); do
+		sleep 5
+		t=$((t + 5))
+		grep -q '^FZ: boot ' "$log" 2>/dev/null && return 0
+	done
+	[[ -s $pidfile ]] || return 0
+	touch "$FZ_WORK/noinit"
+	kill -KILL "$(cat "$pidfile")" 2>/dev/null || true
+}
+
 # boot VMLINUZ INITRD CPU MEM SMP TIMEOUT APPEND LOG -> QEMU/timeout status
 boot() {
 	local vmlinuz=$1 initrd=$2 cpu=$3 mem=$4 smp=$5 tmo=$6 append=$7 log=$8 rc=0
-	local accel
+	local accel wd
 	accel=$(fz_accel)
 	fz_qemu_resolve "$cpu"
 	fz_log "boot $KVER cpu=$cpu accel=$accel mem=$mem smp=$smp timeout=${tmo}s log=$log"
+	: >"$log"
+	init_watchdog "$log" "$FZ_WORK/qemu.pid" "${FZ_BOOT_DEADLINE:-240}" &
+	wd=$!
 	set +e
 	timeout -k 10 "$tmo" "${FZ_QEMU[@]}" -accel "$accel" -cpu "$cpu" -m "$mem" \
 		-smp "$smp" -display none -vga none -monitor none -serial stdio -nic none \
-		-device edu \
+		-device edu -pidfile "$FZ_WORK/qemu.pid" \
 		-no-reboot -kernel "$vmlinuz" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 quiet $append" \
 		</dev/null 2>"$log.qemu-stderr" | sed -u 's/\r//g' | tee "$log"
 	rc=${PIPESTATUS[0]}
 	set -e
+	kill "$wd" 2>/dev/null || true
+	wait "$wd" 2>/dev/null || true
 	return "$rc"
 }
 
@@ -112,6 +136,10 @@ main() {
 	"$FZ_VM_DIR/initramfs.sh" --out "$initrd" --cmd "$cmd" ${payload:+--payload "$payload"} \
 		${module:+--module "$module"} ${KMODS:+--kmods "$KMODS"} "${fio_flag[@]}"
 	boot "$VMLINUZ" "$initrd" "$cpu" "$mem" "$smp" "$tmo" "$append" "$log" || rc=$?
+	if [[ -e $FZ_WORK/noinit ]]; then
+		echo "FZ: NO INIT after ${FZ_BOOT_DEADLINE:-240} s" | tee -a "$log"
+		return 126
+	fi
 	if ((rc == 124 || rc == 137)); then
 		echo "FZ: TIMEOUT after $tmo s" | tee -a "$log"
 		return 124
