@@ -473,6 +473,21 @@ g_fs_snapshot() {
 		grep -v -e '/modules/[^/]*/modules\.[a-z.]*$' -e '/__pycache__/' | sort
 }
 
+# g_debs_files: the files and links of the second kernel's header .debs
+# (also under /usr for /lib, /bin, /sbin: the guest's / is merged).
+g_debs_files() {
+	local f
+	for f in "$DG_DEBS"/*.deb; do dpkg-deb -c "$f"; done |
+		awk '$1 !~ /^d/ { p = $6; sub(/^\./, "", p); print p; if (p ~ /^\/(lib|bin|sbin)\//) print "/usr" p }'
+}
+
+# g_fs_changed: comm -3 of before-deb and the file system now, without the
+# second kernel's headers, which g_packages installs in between on purpose.
+g_fs_changed() {
+	comm -3 "$G_STATE/before-deb" <(g_fs_snapshot) |
+		grep -vxFf <(g_debs_files | sed 's/^/\t/; p; s/^\t//')
+}
+
 # g_dkms_has VERSION KVER: DKMS has fastzero VERSION installed for KVER.
 g_dkms_has() { dkms status fastzero | grep -q "^fastzero/$1, $2, x86_64: installed"; }
 
@@ -625,13 +640,13 @@ UNIT
 	# remove, then purge.
 	g_check "modprobe -r fastzero; apt remove fastzero-dkms fastzero-tools" \
 		bash -c 'modprobe -r fastzero && apt-get remove -y fastzero-dkms fastzero-tools'
-	out=$(comm -3 "$G_STATE/before-deb" <(g_fs_snapshot))
+	out=$(g_fs_changed)
 	g_note "after apt remove, not as before: $(tr '\n' ' ' <<<"$out")"
 	g_check "apt remove left only the conffile /etc/modprobe.d/fastzero.conf" \
 		test "$(tr -d '\t' <<<"$out")" = /etc/modprobe.d/fastzero.conf
 	g_check "apt remove: DKMS has no fastzero for any kernel" bash -c '! dkms status fastzero | grep -q .'
 	g_check "apt purge fastzero-dkms fastzero-tools" apt-get purge -y fastzero-dkms fastzero-tools
-	out=$(comm -3 "$G_STATE/before-deb" <(g_fs_snapshot))
+	out=$(g_fs_changed)
 	g_note "after apt purge, not as before: $(tr '\n' ' ' <<<"$out")"
 	g_check "apt purge left the file system as before the install" test -z "$out"
 }
