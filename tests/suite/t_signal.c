@@ -645,13 +645,22 @@ static double thread_cpu_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * The bug this guards against cost the whole rest of the extent at one
+ * byte a store: 107 ms against 2.3 ms undisturbed (unrolled, 6.12, TCG).
+ * The flipper's mprotect()s shoot down the reader's TLB whichever page
+ * they flip, and a TCG guest that shares its host gets CPU time unevenly,
+ * so a whole read through the flipped page is judged against control
+ * reads of a second buffer the flipper never touches, taken in the same
+ * rounds under the same disturbance: only the page in the path differs.
+ */
 static int test_resolved_fault(const void *arg, char *why)
 {
 	const char *variant = arg;
 	unsigned long whole = 0, cut = 0, rounds = fz_quick ? 20 : 60;
-	double t, base = 1e9, worst = 0, until;
+	double t, base = 1e9, worst = 0, ctl_worst = 0, until, bound;
 	struct flipper f = { 0 };
-	unsigned char *buf;
+	unsigned char *buf, *ctl;
 	pthread_t tid;
 	unsigned long i;
 	ssize_t n;
@@ -660,12 +669,16 @@ static int test_resolved_fault(const void *arg, char *why)
 	if (!fz_module)
 		return fz_skip(why, "module tests disabled (FZ_MODULE=0)");
 	buf = fz_mmap(FLIP_LEN, PROT_READ | PROT_WRITE);
-	if (!buf)
-		return fz_fail(why, "mmap: %s", strerror(errno));
+	ctl = fz_mmap(FLIP_LEN, PROT_READ | PROT_WRITE);
+	if (!buf || !ctl) {
+		ret = fz_fail(why, "mmap: %s", strerror(errno));
+		goto unmap;
+	}
 	memset(buf, 1, FLIP_LEN);
+	memset(ctl, 1, FLIP_LEN);
 	if (set_variant(variant)) {
-		fz_munmap(buf, FLIP_LEN);
-		return fz_fail(why, "cannot set force_variant=%s", variant);
+		ret = fz_fail(why, "cannot set force_variant=%s", variant);
+		goto unmap;
 	}
 	for (i = 0; i < 3; i++) {
 		t = thread_cpu_s();
@@ -680,6 +693,15 @@ static int test_resolved_fault(const void *arg, char *why)
 	pthread_create(&tid, NULL, flip_main, &f);
 	until = fz_now() + (fz_quick ? 2 : 5);
 	for (i = 0; i < rounds && fz_now() < until; i++) {
+		t = thread_cpu_s();
+		n = read(dev, ctl, FLIP_LEN);
+		t = thread_cpu_s() - t;
+		if (n != FLIP_LEN) {
+			ret = fz_fail(why, "control read returned %zd: %s", n,
+				      n < 0 ? strerror(errno) : "short");
+			break;
+		}
+		ctl_worst = t > ctl_worst ? t : ctl_worst;
 		t = thread_cpu_s();
 		n = read(dev, buf, FLIP_LEN);
 		t = thread_cpu_s() - t;
@@ -696,14 +718,21 @@ static int test_resolved_fault(const void *arg, char *why)
 	}
 	f.stop = 1;
 	pthread_join(tid, NULL);
-	fz_diag("  %s: undisturbed %.1f ms CPU; %lu whole (slowest %.1f ms CPU), %lu cut at the page, %lu flips",
-		variant, base * 1e3, whole, worst * 1e3, cut, f.flips);
-	if (ret == FZ_PASS && worst > 4 * base + 0.02)
-		ret = fz_fail(why, "a whole read took %.1f ms of CPU, an undisturbed one %.1f ms",
-			      worst * 1e3, base * 1e3);
+	bound = 2 * ctl_worst + 4 * base + 0.02;
+	fz_diag("  %s: undisturbed %.1f ms CPU; %lu whole (slowest %.1f ms CPU), %lu cut at the page, %lu flips; control reads slowest %.1f ms; bound %.1f ms",
+		variant, base * 1e3, whole, worst * 1e3, cut, f.flips,
+		ctl_worst * 1e3, bound * 1e3);
+	if (ret == FZ_PASS && worst > bound)
+		ret = fz_fail(why, "a whole read took %.1f ms of CPU, over %.1f ms (2 x the slowest control read, %.1f ms, + 4 x an undisturbed one, %.1f ms, + 20 ms)",
+			      worst * 1e3, bound * 1e3, ctl_worst * 1e3,
+			      base * 1e3);
 out:
 	set_variant("auto");
-	fz_munmap(buf, FLIP_LEN);
+unmap:
+	if (buf)
+		fz_munmap(buf, FLIP_LEN);
+	if (ctl)
+		fz_munmap(ctl, FLIP_LEN);
 	return ret;
 }
 
