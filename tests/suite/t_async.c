@@ -160,13 +160,15 @@ static int test_uring_fixed(const void *arg, char *why)
 	fill_guard(buf, len, FZ_GUARD);
 	io_uring_prep_read_fixed(io_uring_get_sqe(&ring), dev, buf, len, 0, 0);
 	dr = ring_wait();
-	ret = FZ_PASS;
-	if (dr != rr)
-		ret = fz_fail(why, "%s returned %zd, %s returned %zd",
-			      fz_dev_name, dr, fz_ref_name, rr);
-	else if (dr > 0 && check_zero(buf, dr, why))
+	/*
+	 * io_uring tries a read with IOCB_NOWAIT first, and /dev/zero's
+	 * read_iter_zero() then ends after 4 KiB whenever need_resched() is
+	 * set: a legal short count (fz_allow_short), seen on 6.1 under TCG.
+	 */
+	ret = fz_compare_returns(dr, rr, len, len, why);
+	if (ret == FZ_PASS && dr > 0 && check_zero(buf, dr, why))
 		ret = FZ_FAIL;
-	else
+	if (ret == FZ_PASS)
 		ret = check_guard(buf, len, FZ_GUARD, why);
 	io_uring_unregister_buffers(&ring);
 	fz_munmap(map, maplen);
