@@ -652,6 +652,23 @@ int fz_load_module(const char *params)
 	return ret;
 }
 
+int fz_reload_module(const char *params, int *dev)
+{
+	int err;
+
+	if (dev && *dev >= 0)
+		close(*dev);
+	if (dev)
+		*dev = -1;
+	if (fz_delete_module("fastzero", O_NONBLOCK) && errno != ENOENT)
+		return -errno;
+	err = fz_load_module(params);
+	if (err || !dev)
+		return err;
+	*dev = open(fz_dev_path, O_RDWR);
+	return *dev < 0 ? -errno : 0;
+}
+
 int fz_sock_pair(int tcp, int sv[2])
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,

@@ -206,6 +206,12 @@ int fz_delete_module(const char *name, unsigned int flags);
  * harness loaded it with (FZ_MODULE_PARAMS), then @params: 0 or -errno.
  */
 int fz_load_module(const char *params);
+/*
+ * Unload the module (not loaded is fine), then fz_load_module(@params).
+ * With @dev, close *@dev first and reopen the device into it afterwards
+ * (-1 on failure): 0 or -errno.
+ */
+int fz_reload_module(const char *params, int *dev);
 
 /* A connected stream pair: AF_UNIX, or TCP over loopback; 0 or -errno. */
 int fz_sock_pair(int tcp, int sv[2]);

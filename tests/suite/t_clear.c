@@ -824,20 +824,10 @@ out:
 	return ret;
 }
 
-static int reload(const char *params)
-{
-	int err;
-
-	if (fz_delete_module("fastzero", O_NONBLOCK) && errno != ENOENT)
-		return -errno;
-	err = fz_load_module(params);
-	return err;
-}
-
 /* Back to the module as the boot loaded it, for the programs after this. */
 static void restore(void)
 {
-	int err = reload("");
+	int err = fz_reload_module("", NULL);
 
 	if (err)
 		fz_report(FZ_FAIL, "module_restored", strerror(-err));
@@ -867,7 +857,7 @@ static int test_huge_pair(const void *arg, char *why)
 	int fd, err;
 
 	snprintf(params, sizeof(params), "shared_huge=%s shared_clear=%s", h->huge, h->clear);
-	err = reload(params);
+	err = fz_reload_module(params, NULL);
 	if (refuse)
 		return err == -EINVAL ? FZ_PASS :
 		       fz_fail(why, "%s loaded: %s", params, err ? strerror(-err) : "success");
@@ -922,7 +912,7 @@ int main(int argc, char **argv)
 	if (fz_read_file(FZ_PARAMS "/shared_clear", mode, sizeof(mode)) == 0 &&
 	    strcmp(mode, "driver")) {
 		close(dev);
-		err = reload("shared_clear=driver");
+		err = fz_reload_module("shared_clear=driver", NULL);
 		if (err == -EOPNOTSUPP) {
 			restore();
 			fz_report(FZ_SKIP, "shared_clear_driver",

@@ -38,23 +38,6 @@ static int cpuid_has_clzero(void)
 	return __get_cpuid(0x80000008, &a, &b, &c, &d) && (b & 1);
 }
 
-/* Reload with @params and reopen the device; 0 or -errno. */
-static int reload(const char *params)
-{
-	int err;
-
-	if (dev >= 0)
-		close(dev);
-	dev = -1;
-	if (fz_delete_module("fastzero", O_NONBLOCK) && errno != ENOENT)
-		return -errno;
-	err = fz_load_module(params);
-	if (err)
-		return err;
-	dev = open(fz_dev_path, O_RDWR);
-	return dev < 0 ? -errno : 0;
-}
-
 static int test_refused(const void *arg, char *why)
 {
 	char val[256];
@@ -229,10 +212,10 @@ int main(int argc, char **argv)
 	}
 	snprintf(marker, sizeof(marker), "fastzero-test: t_clzero-%d", getpid());
 	fz_kmsg(marker + strlen("fastzero-test: "));
-	err = reload("force_variant=clzero");
+	err = fz_reload_module("force_variant=clzero", &dev);
 	if (err) {
 		fz_report(FZ_FAIL, "loads_with_force_variant_clzero", strerror(-err));
-		err = reload("");
+		err = fz_reload_module("", &dev);
 		if (err)
 			fz_report(FZ_FAIL, "module_restored", strerror(-err));
 		return fz_exit();
@@ -250,7 +233,7 @@ int main(int argc, char **argv)
 		fz_run(test_write_refused, NULL, "force_variant_clzero_refused_later");
 		other_variants();
 	}
-	err = reload("");
+	err = fz_reload_module("", &dev);
 	if (err) {
 		fz_report(FZ_FAIL, "module_restored", strerror(-err));
 		return fz_exit();
@@ -260,7 +243,7 @@ int main(int argc, char **argv)
 	fz_report(err ? FZ_FAIL : FZ_PASS, "cold_threshold_set_4096", err ? strerror(-err) : NULL);
 	fz_run(test_sequential_fill, &fns[0], "sequential_fill_read_matches_dev_zero");
 	fz_run(test_sequential_fill, &fns[1], "sequential_fill_readv3_matches_dev_zero");
-	err = reload("");
+	err = fz_reload_module("", &dev);
 	if (err)
 		fz_report(FZ_FAIL, "module_restored", strerror(-err));
 	return fz_exit();

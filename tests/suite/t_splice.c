@@ -540,21 +540,6 @@ static void consumer_tests(const char *suffix)
 		       steps[i], suffix);
 }
 
-/* Reload the module with @params and reopen the device; 0 or -errno. */
-static int reload(const char *params)
-{
-	int err;
-
-	close(dev);
-	if (fz_delete_module("fastzero", 0))
-		return -errno;
-	err = fz_load_module(params);
-	if (err)
-		return err;
-	dev = open(fz_dev_path, O_RDWR);
-	return dev < 0 ? -errno : 0;
-}
-
 static int test_unit(const void *arg, char *why)
 {
 	char val[32];
@@ -577,7 +562,7 @@ static void huge_buffer_tests(void)
 	static const size_t huge = 2 * FZ_MiB, small = 4096;
 	int err;
 
-	err = reload("splice_huge=1");
+	err = fz_reload_module("splice_huge=1", &dev);
 	if (err) {
 		fz_report(FZ_FAIL, "reload_splice_huge_1", strerror(-err));
 		return;
@@ -586,7 +571,7 @@ static void huge_buffer_tests(void)
 	chunk = 2 * FZ_MiB + 8192;
 	consumer_tests("_2MiB_buffers");
 	chunk = 16 * 4096;
-	err = reload("");
+	err = fz_reload_module("", &dev);
 	if (err)
 		fz_report(FZ_FAIL, "reload_default", strerror(-err));
 	else
