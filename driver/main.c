@@ -165,7 +165,7 @@ static const struct kernel_param_ops fz_threshold_ops = {
 
 module_param_cb(nt_threshold, &fz_threshold_ops, &fz_nt_threshold, 0644);
 MODULE_PARM_DESC(nt_threshold,
-		 "Reads of at least this many bytes use non-temporal stores (0: never); default derived from the CPU");
+		 "Reads of at least this many bytes use the non-temporal store, cold_variant's or else movnti (0: never); default derived from the CPU");
 
 static int fz_reason_get(char *buf, const struct kernel_param *kp)
 {
@@ -397,7 +397,7 @@ static void fz_thresholds_init(void)
 		fz_erms_threshold = thr;
 		fz_erms_threshold_why = why;
 	}
-	thr = fz_policy_nt_threshold(&cpu, &why);
+	thr = fz_policy_nt_threshold(&cpu, fz_clzero_usable(), &why);
 	snprintf(nt_why, sizeof(nt_why),
 		 "%s (last-level cache %lu KiB, %lu KiB per thread, from %s)",
 		 why, cpu.llc_size >> 10, cpu.llc_per_thread >> 10, cpu.llc_from);

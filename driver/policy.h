@@ -207,27 +207,6 @@ static inline const char *fz_policy_extent_why(unsigned long chunk_size)
 	return "a probe; then 4 ms at the rate the read measured, 4K..32M";
 }
 
-/**
- * fz_policy_loop() - the clear loop for a read of @total bytes
- * @forced: the force_variant parameter, FZ_LOOP_AUTO if not set
- * @nt_threshold: the nt_threshold parameter, 0 for never
- * @total: bytes the read asks for
- *
- * Non-temporal stores skip the read-for-ownership of destinations too large
- * to stay in the cache; where long rep stos runs do that themselves (see
- * fz_policy_nt_threshold()) the threshold is 0.
- *
- * Return: @forced if set, else FZ_LOOP_NT from @nt_threshold bytes up, else
- * FZ_LOOP_AUTO (the loop the alternatives patched in).
- */
-static inline int fz_policy_loop(int forced, unsigned long nt_threshold,
-				 unsigned long total)
-{
-	if (forced == FZ_LOOP_AUTO && nt_threshold && total >= nt_threshold)
-		return FZ_LOOP_NT;
-	return forced;
-}
-
 /* CPU vendors the thresholds distinguish (Hygon counts as AMD). */
 enum fz_vendor {
 	FZ_VENDOR_OTHER,
@@ -419,6 +398,7 @@ static inline unsigned long fz_policy_erms_threshold(const struct fz_cpu *cpu,
 /**
  * fz_policy_nt_threshold() - read size from which non-temporal stores are used
  * @cpu: the CPU's vendor, features and last-level cache
+ * @clzero: the clzero variant passed its load-time self-test (clzero.c)
  * @why: if not NULL, set to the reason, for sysfs
  *
  * glibc 2.40's dl_init_cacheinfo(): non_temporal_threshold is a quarter
@@ -426,15 +406,22 @@ static inline unsigned long fz_policy_erms_threshold(const struct fz_cpu *cpu,
  * share alone without ERMS), 64 MiB when the cache info is missing
  * (below 0x4040 bytes); memset uses it on Intel only
  * (memset_non_temporal_threshold is SIZE_MAX elsewhere: "only been tested
- * on Intel hardware").  fastzero follows that for its rep stos variants:
- * off Intel none, which on Zen 4 is measured right, since long rep stos
- * runs (32 MiB extents and longer) switch to a streaming protocol that
- * beats non-temporal stores (0.69-0.82x, README).  The unrolled movq loop
- * has no such protocol: it takes glibc's threshold on every vendor.
+ * on Intel hardware").  fastzero follows that for its rep stos variants
+ * on AMD without a usable CLZERO: none, which on Zen 4 is measured right
+ * for MOVNTI (0.69-0.82x one long rep stos, docs/design-clear.md).  With
+ * CLZERO, a store that is weakly ordered and does not read the line in
+ * either, half the shared cache: on Zen 4 (32 MiB L3, native userspace,
+ * docs/benchmarks.md) rep stos beats CLZERO into a reused buffer of up
+ * to 12 MiB (1.1-1.3x) and CLZERO wins from 16 MiB (1.1-1.3x; 1.9x at
+ * 24 MiB, where one rep stos neither stays in the cache nor streams yet).
+ * The unrolled movq loop has no streaming protocol: it takes glibc's
+ * threshold on every vendor.  Which store runs from the threshold on:
+ * fz_policy_read_loop().
  *
  * Return: the threshold in bytes, 0 for never.
  */
 static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
+						   bool clzero,
 						   const char **why)
 {
 	unsigned long low = cpu->llc_per_thread / 4 * 3;
@@ -444,7 +431,15 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 	if (thr < low || !cpu->erms)
 		thr = low;
 	if (fz_policy_variant(cpu) != FZ_LOOP_UNROLLED &&
-	    cpu->vendor != FZ_VENDOR_INTEL) {
+	    cpu->vendor == FZ_VENDOR_AMD && clzero) {
+		thr = cpu->llc_size / 2;
+		reason = "derived: AMD, clzero usable: LLC / 2 (Zen 4 measured)";
+		if (thr < 2 * 0x4040) {
+			thr = SZ_64M;
+			reason = "derived: AMD, clzero usable, no cache size: 64 MiB";
+		}
+	} else if (fz_policy_variant(cpu) != FZ_LOOP_UNROLLED &&
+		   cpu->vendor != FZ_VENDOR_INTEL) {
 		thr = 0;
 		reason = "derived: rep stos off Intel: never (glibc memset; Zen 4 measured)";
 	} else if (thr < 0x4040) {
@@ -526,21 +521,24 @@ static inline int fz_policy_cold_loop(const struct fz_cpu *cpu, bool clzero,
  * @moves_on: the read starts where the file's last read ended
  *
  * Return: @forced if set; @cold_loop for a read of at least
- * @cold_threshold bytes that moves on; clzero also for reads of
- * FZ_EXTENT_FIRST and more, where it beats rep stos even into a reused
- * buffer (Zen 4: 1.19-1.49x, issue 27); else fz_policy_loop().
+ * @cold_threshold bytes that moves on; for any read of at least
+ * @nt_threshold bytes, whatever its buffer, the non-temporal store:
+ * @cold_loop where there is one (CLZERO on AMD, MOVNTI on Intel), else
+ * MOVNTI; else FZ_LOOP_AUTO (the loop the alternatives patched in).
  */
 static inline int fz_policy_read_loop(int forced, unsigned long nt_threshold,
 				      int cold_loop,
 				      unsigned long cold_threshold,
 				      unsigned long total, bool moves_on)
 {
-	if (forced == FZ_LOOP_AUTO && cold_loop != FZ_LOOP_AUTO &&
-	    cold_threshold && total >= cold_threshold &&
-	    (moves_on || (cold_loop == FZ_LOOP_CLZERO &&
-			  total >= FZ_EXTENT_FIRST)))
+	if (forced != FZ_LOOP_AUTO)
+		return forced;
+	if (cold_loop != FZ_LOOP_AUTO && cold_threshold &&
+	    total >= cold_threshold && moves_on)
 		return cold_loop;
-	return fz_policy_loop(forced, nt_threshold, total);
+	if (nt_threshold && total >= nt_threshold)
+		return cold_loop != FZ_LOOP_AUTO ? cold_loop : FZ_LOOP_NT;
+	return FZ_LOOP_AUTO;
 }
 
 #endif /* _FASTZERO_POLICY_H */

@@ -89,7 +89,7 @@ struct bl_result {
 
 struct bl_note {
 	char key[BL_NAME_LEN];
-	char val[160];
+	char val[320];
 };
 
 /**

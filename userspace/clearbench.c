@@ -605,27 +605,26 @@ static size_t cal_erms(const struct bl_report *rep)
 }
 
 /*
- * (b) The read size from which non-temporal stores beat the driver's own
- * loop for good, with both extent policies (32 MiB cooperative batches,
- * one call as a preemptible kernel clears up to 1 GiB): nt_threshold.
- * 0 if they never do.
+ * (b) The read size from which the non-temporal store @big (the one
+ * nt_threshold selects: clzero or movnti, policy.h) beats the driver's
+ * own loop for good, both in a read's longest extents (FZ_EXTENT_MAX,
+ * the most the driver clears in one call on every preemption model):
+ * nt_threshold.  0 if it never does.  The one-call series is printed
+ * beside it for comparison, not used.
  */
 static size_t cal_nt(const struct bl_report *rep, const struct opts *o,
-		     enum fz_loop own)
+		     enum fz_loop own, enum fz_loop big)
 {
-	static const char * const wls[] = { "cal-nt-coop", "cal-nt-onecall" };
 	size_t thr = 0;
-	int i, w;
+	int i;
 
 	for (i = BL_ARRAY_SIZE(cal_sizes) - 1; i >= 0; i--) {
-		bool wins = cal_sizes[i] <= cal_max(o);
+		const char *p = fmt(cal_sizes[i]);
 
-		for (w = 0; w < 2 && wins; w++)
-			wins = best_of(rep, wls[w], fmt(cal_sizes[i]), FZ_LOOP_NT) >
-			       best_of(rep, wls[w], fmt(cal_sizes[i]), own);
 		if (cal_sizes[i] > cal_max(o))
 			continue;
-		if (!wins)
+		if (best_of(rep, "cal-nt-coop", p, big) <=
+		    best_of(rep, "cal-nt-coop", p, own))
 			break;
 		thr = cal_sizes[i];
 	}
@@ -639,14 +638,18 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	size_t len, erms, nt, extent;
 	unsigned long derms, dnt;
 	struct fz_cpu cpu;
-	enum fz_loop own;
+	enum fz_loop own, big;
+	bool clzero = loop_runs(FZ_LOOP_CLZERO, NULL);
 	unsigned int i, from;
-	char line[160];
+	char line[256];
 
 	bl_fz_cpu(&cpu);
 	own = fz_policy_variant(&cpu);
 	derms = fz_policy_erms_threshold(&cpu, &erms_why);
-	dnt = fz_policy_nt_threshold(&cpu, &nt_why);
+	dnt = fz_policy_nt_threshold(&cpu, clzero, &nt_why);
+	/* the store a read from nt_threshold up runs, whatever its buffer */
+	big = fz_policy_read_loop(FZ_LOOP_AUTO, 1, fz_policy_cold_loop(&cpu, clzero, NULL),
+				  0, 1, false);
 	bl_note(rep, "cal.cpu", "vendor %s, rep_good %d erms %d fsrs %d, variant %s; last-level cache %lu KiB (%lu KiB per thread) from %s",
 		cpu.vendor == FZ_VENDOR_INTEL ? "Intel" : cpu.vendor == FZ_VENDOR_AMD ? "AMD" : "other",
 		cpu.rep_good, cpu.erms, cpu.fsrs, loop_names[own],
@@ -667,11 +670,11 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	for (i = 0; i < BL_ARRAY_SIZE(cal_sizes) && cal_sizes[i] <= cal_max(o); i++) {
 		extent = FZ_EXTENT_MAX;	/* a read's longest extent (policy.h) */
 		add_cfg("cal-nt-coop", own, buf, cal_sizes[i], extent);
-		add_cfg("cal-nt-coop", FZ_LOOP_NT, buf, cal_sizes[i], extent);
+		add_cfg("cal-nt-coop", big, buf, cal_sizes[i], extent);
 		add_cfg("cal-nt-onecall", own, buf, cal_sizes[i], cal_sizes[i]);
-		add_cfg("cal-nt-onecall", FZ_LOOP_NT, buf, cal_sizes[i], cal_sizes[i]);
+		add_cfg("cal-nt-onecall", big, buf, cal_sizes[i], cal_sizes[i]);
 	}
-	run_cfgs(o, "calibrate: non-temporal vs rep stos");
+	run_cfgs(o, "calibrate: the non-temporal store vs the own loop");
 	collect(rep, o->reps, false);
 	for (i = from; i < rep->nres; i++) {
 		struct bl_result *r = &rep->res[i];
@@ -683,7 +686,7 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	}
 
 	erms = cal_erms(rep);
-	nt = cal_nt(rep, o, own);
+	nt = cal_nt(rep, o, own, big);
 	bl_note(rep, "result.erms_threshold", "measured %zu (rep stosb >= unrolled from there up to %d B%s); derived %lu (%s)",
 		erms, CAL_SHORT_MAX, erms ? "" : ": never", derms, erms_why);
 	if (!erms)
@@ -694,16 +697,16 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 
 		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s %.2f/%.2f",
 			 i ? ", " : "", p,
-			 best_of(rep, "cal-nt-coop", p, FZ_LOOP_NT) /
+			 best_of(rep, "cal-nt-coop", p, big) /
 			 best_of(rep, "cal-nt-coop", p, own),
-			 best_of(rep, "cal-nt-onecall", p, FZ_LOOP_NT) /
+			 best_of(rep, "cal-nt-onecall", p, big) /
 			 best_of(rep, "cal-nt-onecall", p, own));
 	}
-	bl_note(rep, "result.nt_vs_own", "nt/%s by read size (best of each), 32M extents / one call: %s",
-		loop_names[own], line);
-	bl_note(rep, "result.nt_threshold", "measured %zu%s; derived %lu (%s)",
-		nt, nt ? "" : " (non-temporal never wins in both extent policies)",
-		dnt, nt_why);
+	bl_note(rep, "result.nt_vs_own", "%s/%s by read size (best of each), 32M extents / one call: %s",
+		loop_names[big], loop_names[own], line);
+	bl_note(rep, "result.nt_threshold", "measured %zu%s%s%s; derived %lu (%s)",
+		nt, nt ? "" : " (", nt ? "" : loop_names[big],
+		nt ? "" : " never wins in 32 MiB extents)", dnt, nt_why);
 	bl_note(rep, "result.modprobe", "options fastzero erms_threshold=%zu nt_threshold=%zu",
 		erms, nt);
 }

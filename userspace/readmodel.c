@@ -529,7 +529,8 @@ int main(int argc, char **argv)
 	bl_fz_cpu(&cpu);
 	variant = fz_policy_variant(&cpu);
 	fz_erms_threshold = fz_policy_erms_threshold(&cpu, &erms_why);
-	nt_threshold = fz_policy_nt_threshold(&cpu, &nt_why);
+	nt_threshold = fz_policy_nt_threshold(&cpu, loop_runs(FZ_LOOP_CLZERO, NULL),
+					      &nt_why);
 	if (o.nt_threshold >= 0) {
 		nt_threshold = (unsigned long)o.nt_threshold;
 		nt_why = "set by parameter (--nt-threshold)";
