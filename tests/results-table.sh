@@ -82,11 +82,14 @@ table() {
 	echo '| --- | --- | --- | --- | --- | --- |'
 	f=results/README-model-native.csv
 	loop=$(model_loop)
-	for bs in 4K 1M 64M; do
+	for bs in 4K 1M 16M 64M; do
 		row "read() of $bs blocks (both read paths modelled, best of 7)" \
 			"$(csv_get "$REPO/$f" param,series "$bs,fz" max)" \
 			"$(csv_get "$REPO/$f" param,series "$bs,$loop" max)" "native model" "$f"
 	done
+	row "read() of 4M blocks moving on through 4 GiB (cold): cold_variant vs one rep stosb" \
+		"$(csv_get "$REPO/$f" param,series "4M,cold-fz" max)" \
+		"$(csv_get "$REPO/$f" param,series "4M,cold-rep_stosb" max)" "native model" "$f"
 	f=results/README-clearbench-native.csv
 	row "clear loop, 1 MiB buffer (cache), 4 KiB chunks: erms vs unrolled" \
 		"$(csv_get "$REPO/$f" workload,param,series matrix-1M,4K,erms median)" \
@@ -100,6 +103,10 @@ table() {
 			"$(csv_get "$REPO/$f" workload "fault-$m-driver-ioa1" median)" \
 			"$(csv_get "$REPO/$f" workload "fault-$m-shmem-ioa1" median)" "native model" "$f"
 	done
+	f=results/README-zen4-stores-native.csv
+	row "clearing a new 2 MiB folio, init_on_alloc=0, shared_clear=driver: clzero vs rep stosb" \
+		"$(csv_get "$REPO/$f" workload,series fault-driver-ioa0,clzero median)" \
+		"$(csv_get "$REPO/$f" workload,series fault-driver-ioa0,rep_stosb median)" "native" "$f"
 	f=results/README-bench-tcg.csv
 	row "dd read, bs=1M, force_variant=unrolled" \
 		"$(csv_get "$REPO/$f" tool,workload,param dd,read,1M unrolled_gbs)" \
