@@ -460,10 +460,12 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
  * first (CLZERO on AMD, MOVNTI) beats rep stos into memory the cache does
  * not hold, and loses to it into memory it does:
  *
- *  - AMD, Zen 4, userspace (issue 27's table): CLZERO 2.3x rep stosb for
- *    1-16 MiB chunks of a cold 4 GiB region, 1.1-1.5x from 32 MiB in both
- *    the cold and the reused pattern; rep stosb 1.5-2.0x CLZERO into one
- *    reused buffer below 32 MiB.  Upstream: Zen 5 2 MiB faults 67 GB/s
+ *  - AMD, Zen 4, native userspace (clearbench --sections stores,fault:
+ *    docs/benchmarks.md): CLZERO 2.3-2.4x rep stosb for 1-16 MiB chunks
+ *    of a cold 4 GiB region and for a new 2 MiB folio, about even from
+ *    32 MiB, where one rep stos streams; into a reused buffer behind
+ *    rep stos while the cache holds it, ahead from half the L3 (see
+ *    fz_policy_nt_threshold()).  Upstream: Zen 5 2 MiB faults 67 GB/s
  *    with CLZERO against 35 with clear_pages() (Raghavendra K T, 2025-09).
  *  - Intel: MOVNTI, measured here (Xeon, Ice Lake server, `make model`
  *    and clearbench --sections stores: docs/benchmarks.md), and
