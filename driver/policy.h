@@ -424,22 +424,21 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 						   bool clzero,
 						   const char **why)
 {
+	bool rep_stos = fz_policy_variant(cpu) != FZ_LOOP_UNROLLED;
 	unsigned long low = cpu->llc_per_thread / 4 * 3;
 	unsigned long thr = cpu->llc_size / 4;
 	const char *reason;
 
 	if (thr < low || !cpu->erms)
 		thr = low;
-	if (fz_policy_variant(cpu) != FZ_LOOP_UNROLLED &&
-	    cpu->vendor == FZ_VENDOR_AMD && clzero) {
+	if (rep_stos && cpu->vendor == FZ_VENDOR_AMD && clzero) {
 		thr = cpu->llc_size / 2;
 		reason = "derived: AMD, clzero usable: LLC / 2 (Zen 4 measured)";
 		if (thr < 2 * 0x4040) {
 			thr = SZ_64M;
 			reason = "derived: AMD, clzero usable, no cache size: 64 MiB";
 		}
-	} else if (fz_policy_variant(cpu) != FZ_LOOP_UNROLLED &&
-		   cpu->vendor != FZ_VENDOR_INTEL) {
+	} else if (rep_stos && cpu->vendor != FZ_VENDOR_INTEL) {
 		thr = 0;
 		reason = "derived: rep stos off Intel: never (glibc memset; Zen 4 measured)";
 	} else if (thr < 0x4040) {
@@ -514,6 +513,18 @@ static inline int fz_policy_cold_loop(const struct fz_cpu *cpu, bool clzero,
 }
 
 /**
+ * fz_policy_nt_loop() - the non-temporal store, for reads of nt_threshold and more
+ * @cold_loop: fz_policy_cold_loop()'s store, FZ_LOOP_AUTO for none
+ *
+ * Return: @cold_loop where there is one (CLZERO on AMD, MOVNTI on Intel),
+ * else FZ_LOOP_NT (MOVNTI).
+ */
+static inline int fz_policy_nt_loop(int cold_loop)
+{
+	return cold_loop != FZ_LOOP_AUTO ? cold_loop : FZ_LOOP_NT;
+}
+
+/**
  * fz_policy_read_loop() - the clear loop for one read
  * @forced: the force_variant parameter, FZ_LOOP_AUTO if not set
  * @nt_threshold: the nt_threshold parameter, 0 for never
@@ -524,9 +535,8 @@ static inline int fz_policy_cold_loop(const struct fz_cpu *cpu, bool clzero,
  *
  * Return: @forced if set; @cold_loop for a read of at least
  * @cold_threshold bytes that moves on; for any read of at least
- * @nt_threshold bytes, whatever its buffer, the non-temporal store:
- * @cold_loop where there is one (CLZERO on AMD, MOVNTI on Intel), else
- * MOVNTI; else FZ_LOOP_AUTO (the loop the alternatives patched in).
+ * @nt_threshold bytes, whatever its buffer, fz_policy_nt_loop(); else
+ * FZ_LOOP_AUTO (the loop the alternatives patched in).
  */
 static inline int fz_policy_read_loop(int forced, unsigned long nt_threshold,
 				      int cold_loop,
@@ -539,7 +549,7 @@ static inline int fz_policy_read_loop(int forced, unsigned long nt_threshold,
 	    total >= cold_threshold && moves_on)
 		return cold_loop;
 	if (nt_threshold && total >= nt_threshold)
-		return cold_loop != FZ_LOOP_AUTO ? cold_loop : FZ_LOOP_NT;
+		return fz_policy_nt_loop(cold_loop);
 	return FZ_LOOP_AUTO;
 }
 

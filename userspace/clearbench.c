@@ -606,10 +606,10 @@ static size_t cal_erms(const struct bl_report *rep)
 
 /*
  * (b) The read size from which the non-temporal store @big (the one
- * nt_threshold selects: clzero or movnti, policy.h) beats the driver's
- * own loop for good, both in a read's longest extents (FZ_EXTENT_MAX,
- * the most the driver clears in one call on every preemption model):
- * nt_threshold.  0 if it never does.  The one-call series is printed
+ * nt_threshold selects: fz_policy_nt_loop()) beats the driver's own loop
+ * for good in a read's longest extents (FZ_EXTENT_MAX, the most the
+ * driver clears in one call on every preemption model): nt_threshold.
+ * 0 if it never does.  The one-call series is printed
  * beside it for comparison, not used.
  */
 static size_t cal_nt(const struct bl_report *rep, const struct opts *o,
@@ -647,9 +647,7 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	own = fz_policy_variant(&cpu);
 	derms = fz_policy_erms_threshold(&cpu, &erms_why);
 	dnt = fz_policy_nt_threshold(&cpu, clzero, &nt_why);
-	/* the store a read from nt_threshold up runs, whatever its buffer */
-	big = fz_policy_read_loop(FZ_LOOP_AUTO, 1, fz_policy_cold_loop(&cpu, clzero, NULL),
-				  0, 1, false);
+	big = fz_policy_nt_loop(fz_policy_cold_loop(&cpu, clzero, NULL));
 	bl_note(rep, "cal.cpu", "vendor %s, rep_good %d erms %d fsrs %d, variant %s; last-level cache %lu KiB (%lu KiB per thread) from %s",
 		cpu.vendor == FZ_VENDOR_INTEL ? "Intel" : cpu.vendor == FZ_VENDOR_AMD ? "AMD" : "other",
 		cpu.rep_good, cpu.erms, cpu.fsrs, loop_names[own],
@@ -704,9 +702,9 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	}
 	bl_note(rep, "result.nt_vs_own", "%s/%s by read size (best of each), 32M extents / one call: %s",
 		loop_names[big], loop_names[own], line);
-	bl_note(rep, "result.nt_threshold", "measured %zu%s%s%s; derived %lu (%s)",
-		nt, nt ? "" : " (", nt ? "" : loop_names[big],
-		nt ? "" : " never wins in 32 MiB extents)", dnt, nt_why);
+	bl_note(rep, "result.nt_threshold", "measured %zu%s; derived %lu (%s)",
+		nt, nt ? "" : " (the non-temporal store never wins in 32 MiB extents)",
+		dnt, nt_why);
 	bl_note(rep, "result.modprobe", "options fastzero erms_threshold=%zu nt_threshold=%zu",
 		erms, nt);
 }

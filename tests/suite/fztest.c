@@ -656,10 +656,11 @@ int fz_reload_module(const char *params, int *dev)
 {
 	int err;
 
-	if (dev && *dev >= 0)
-		close(*dev);
-	if (dev)
+	if (dev) {
+		if (*dev >= 0)
+			close(*dev);
 		*dev = -1;
+	}
 	if (fz_delete_module("fastzero", O_NONBLOCK) && errno != ENOENT)
 		return -errno;
 	err = fz_load_module(params);

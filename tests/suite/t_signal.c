@@ -753,10 +753,8 @@ static int test_resolved_fault(const void *arg, char *why)
 out:
 	set_variant("auto");
 unmap:
-	if (buf)
-		fz_munmap(buf, FLIP_LEN);
-	if (ctl)
-		fz_munmap(ctl, FLIP_LEN);
+	fz_munmap(buf, FLIP_LEN);
+	fz_munmap(ctl, FLIP_LEN);
 	return ret;
 }
 

@@ -43,15 +43,6 @@ static int param_read(const char *name, char *buf, size_t len)
 	return fz_read_file(path, buf, len);
 }
 
-/* The module's clzero variant passed its load-time self-test. */
-static bool clzero_usable(void)
-{
-	char val[256];
-
-	return !param_read("clzero", val, sizeof(val)) &&
-	       !strncmp(val, "usable", strlen("usable"));
-}
-
 static int param_write(const char *name, const char *val)
 {
 	char path[256];
@@ -186,7 +177,8 @@ static int test_nt_threshold_derived(const void *arg, char *why)
 
 	(void)arg;
 	guest_cpu(&cpu);
-	want = fz_policy_nt_threshold(&cpu, clzero_usable(), &rule);
+	want = fz_policy_nt_threshold(&cpu, fz_file_has_word(FZ_PARAMS "/clzero", "usable:"),
+				      &rule);
 	fz_diag("  CPU: vendor %d rep_good %d erms %d fsrs %d, last-level cache %lu KiB (%lu per thread) from %s",
 		cpu.vendor, cpu.rep_good, cpu.erms, cpu.fsrs, cpu.llc_size >> 10,
 		cpu.llc_per_thread >> 10, cpu.llc_from);
