@@ -671,6 +671,29 @@ out:
 
 #define FPA	"/sys/kernel/debug/fail_page_alloc/"
 
+/* How the child of test_order0_fallback() ended: its exit code. */
+enum fallback_end {
+	FALLBACK_OK,
+	FALLBACK_FEW_FAULTS,
+	FALLBACK_NO_MARK,
+	FALLBACK_NONZERO,
+};
+
+/* Marked to fail order >= 1, first-touch every page of the 4 MiB @arg. */
+static void fallback_child(void *arg)
+{
+	unsigned char *p = arg;
+	size_t len = 2 * PMD_LEN, i;
+	long f0 = minflt();
+
+	if (fz_write_file("/proc/self/make-it-fail", "1"))
+		_exit(FALLBACK_NO_MARK);
+	for (i = 0; i < len; i += fz_page)
+		if (p[i + 9])
+			_exit(FALLBACK_NONZERO);
+	_exit(minflt() - f0 < (long)(len / fz_page) / 2 ? FALLBACK_FEW_FAULTS : FALLBACK_OK);
+}
+
 /*
  * Under memory pressure shmem falls back to 4 KiB pages: fail every
  * page allocation above order 0 for one task (fail_page_alloc,
@@ -695,11 +718,10 @@ static int test_order0_fallback(const void *arg, char *why)
 		{ "ignore-gfp-wait", "N" }, { "ignore-gfp-highmem", "N" },
 	};
 	char old[FZ_ARRAY_SIZE(set)][32], path[128];
-	size_t len = 2 * PMD_LEN, pages = len / fz_page, i, n;
+	size_t len = 2 * PMD_LEN, pages = len / fz_page, n;
 	long d0, done;
 	unsigned char *p;
 	int ret, st;
-	pid_t pid;
 
 	(void)arg;
 	if (access(FPA "min-order", W_OK))
@@ -718,29 +740,16 @@ static int test_order0_fallback(const void *arg, char *why)
 		goto restore;
 	}
 	d0 = driver_pages();
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		long f0 = minflt();
-
-		if (fz_write_file("/proc/self/make-it-fail", "1"))
-			_exit(3);
-		for (i = 0; i < len; i += fz_page)
-			if (p[i + 9])
-				_exit(4);
-		_exit(minflt() - f0 < (long)pages / 2 ? 2 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		ret = fz_fail(why, "fork: %s", strerror(errno));
-	else if (!WIFEXITED(st) || WEXITSTATUS(st) == 1 || WEXITSTATUS(st) > 4)
-		ret = fz_fail(why, "the child touching the pages ended with status %#x", st);
-	else if (WEXITSTATUS(st) == 3)
+	st = fz_in_child(fallback_child, p);
+	if (st == 256 + FALLBACK_NO_MARK)
 		ret = fz_fail(why, "make-it-fail could not be set in the child");
-	else if (WEXITSTATUS(st) == 4)
+	else if (st == 256 + FALLBACK_NONZERO)
 		ret = fz_fail(why, "a first touch read a non-zero byte");
-	else if (WEXITSTATUS(st) == 2)
+	else if (st == 256 + FALLBACK_FEW_FAULTS)
 		ret = fz_fail(why, "fewer than %zu faults for %zu pages: huge pages were not refused",
 			      pages / 2, pages);
+	else if (st)
+		ret = fz_fail(why, "the child touching the pages failed (%d)", st);
 	else
 		ret = check_zero(p, len, why);
 	done = driver_pages() - d0;
