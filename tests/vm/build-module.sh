@@ -7,7 +7,8 @@
 # warned (log shown on stderr), 2 setup error (kernel could not be obtained).
 # The tree is copied fresh into $FZ_CACHE/build/<kver>/ (sid kernels: into the
 # sid chroot's /fzbuild/<kver>/) and built clean every time (~2 s), so W=1
-# warnings are never hidden by a stale object.
+# warnings are never hidden by a stale object.  FZ_BUILD_TAG=NAME builds in
+# <kver>-NAME instead: trees that build side by side keep their own .ko.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -59,16 +60,17 @@ main() {
 	done
 	[[ -n $kid ]] || usage
 	fz_kernel_resolve "$kid" >&2
+	local dir=$KVER${FZ_BUILD_TAG:+-$FZ_BUILD_TAG}
 	if [[ -n $FZ_CHROOT ]]; then
-		inner_dir=/fzbuild/$KVER
+		inner_dir=/fzbuild/$dir
 		host_dir=$FZ_CHROOT$inner_dir
 	else
-		host_dir=$FZ_CACHE/build/$KVER
+		host_dir=$FZ_CACHE/build/$dir
 		inner_dir=$host_dir
 	fi
 	log=${log:-$FZ_CACHE/logs/build-$KVER.log}
 	mkdir -p "$(dirname "$log")"
-	fz_lock "build-$KVER"
+	fz_lock "build-$dir"
 	copy_tree "$src" "$host_dir"
 	fz_log "building module for $KVER (W=1) -> log $log"
 	if ! run_make "$inner_dir" "$log"; then
