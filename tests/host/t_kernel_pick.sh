@@ -21,6 +21,8 @@ export FZ_CACHE=$T/cache
 export FZ_DEBUG_KERNELS='6.12-debug 7-debug'
 # shellcheck source=SCRIPTDIR/../vm/lib.sh
 source "$REPO/tests/vm/lib.sh"
+# the Debian guest's kernel id, as debian-guest.sh picks it (on the trixie lists)
+export FZ_PICK_GUEST_ID=6.12
 # shellcheck source=SCRIPTDIR/../vm/kernel-pick.sh
 source "$REPO/tests/vm/kernel-pick.sh"
 # shellcheck source=SCRIPTDIR/tap.sh

@@ -49,7 +49,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #    no Intel model is left without it) nor ERMS: the unrolled loop.
 #    preempt=none, and init_on_free=1: freed pages are zeroed, so the
 #    allocator skips its clear and t_clear's driver mode relies on that.
-#    It runs the read path's programs (FZ_READ_PROGS, below), t_mmap and
+#    It runs the variant and preemption programs (below), t_mmap and
 #    t_clear.
 # The other two boot the kernel's default model (voluntary on 6.x, lazy on
 # 7.x); the suite reads the model the kernel runs from read_extent.
@@ -59,21 +59,26 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #    clear_user() uses rep stosb at every length; fastzero reads FSRS from
 #    CPUID: the erms variant with its AMD threshold.  Only sid's QEMU (8.1+)
 #    offers FSRM under TCG and knows the fsrs flag (see kernels.sh).  It
-#    runs the read path's programs.
-# The read path's programs (FZ_READ_PROGS) are where the variant, its
-# threshold and the preemption model act.  Every boot's t_fuzz, t_sysfs
-# and t_signal also force each variant in turn (force_variant).  The
-# mapping programs (t_shared, t_huge, t_swap, t_fail, t_memcg) and t_unload
-# do not depend on the CPU model: they run under max and max,-erms (driver
-# mode) on every kernel, and in the debug boots.
+#    runs the variant programs.
+# Which programs each model runs: a test whose answer cannot depend on the
+# CPU model runs once per kernel, under max and max,-erms (the two modes of
+# shared_clear, which the mapping programs, t_unload and t_swap depend on);
+# t_splice and t_misc (writes, opens, ioctls, lent pages) depend on neither.
+# FZ_VARIANT_PROGS are where the variant the alternatives chose and its
+# thresholds act (each also forces every variant in turn, so every loop runs
+# on every kernel in every boot); FZ_PREEMPT_PROGS where the preemption model
+# acts (signal latency, io_uring's IOCB_NOWAIT), under each of the three
+# models the matrix boots: max (the kernel's default), max,-erms (full),
+# qemu64 (none).  max,+fsrm,-fsrs boots the default model as max does.
 # The variant is asserted and given to the suite as FZ_EXPECT_VARIANT; a CPU
 # not listed here gets the variant its flags imply.
-FZ_READ_PROGS="t_read t_readv t_async t_splice t_signal t_misc t_fuzz t_sysfs t_clzero"
+FZ_VARIANT_PROGS="t_read t_readv t_fuzz t_sysfs t_clzero"
+FZ_PREEMPT_PROGS="t_signal t_async"
 FZ_CPU_MODELS=(
 	"max:erms:"
 	"max,-erms:rep_stosq:init_on_alloc=0 page_poison=1 preempt=full fastzero.shared_clear=driver"
-	"qemu64,vendor=AuthenticAMD,family=15,model=4,stepping=0:unrolled:preempt=none init_on_free=1:$FZ_READ_PROGS t_mmap t_clear"
-	"max,+fsrm,-fsrs:erms::$FZ_READ_PROGS"
+	"qemu64,vendor=AuthenticAMD,family=15,model=4,stepping=0:unrolled:preempt=none init_on_free=1:$FZ_VARIANT_PROGS $FZ_PREEMPT_PROGS t_mmap t_clear"
+	"max,+fsrm,-fsrs:erms::$FZ_VARIANT_PROGS"
 )
 FZ_KERNELS=${FZ_KERNELS:-6.1 6.12 7 newest}
 [[ $FZ_KERNELS != none ]] || FZ_KERNELS=
@@ -106,7 +111,7 @@ result() {
 # ---------- payload ----------
 
 # The guest command: suite, then (with the module reloaded: the suite ends
-# by unloading it) the benchmark smoke test and the 4 GiB dd acceptance check.
+# by unloading it) the benchmark smoke test and the dd acceptance check.
 # "FZ: phase NAME UPTIME" lines time each part for the CI budget.  The
 # first CPU model of the oldest and of the newest kernel runs the benchmark
 # smoke test (every fio job, fzbench; it does not depend on the CPU model).
@@ -121,8 +126,8 @@ phase suite; sh ./run-suite.sh $FZ_PROGS; echo "FZ: suite rc=$?"
 phase smoke; [ "$SMOKE_ALL" = 0 ] || [ ! -f bench/smoke.sh ] ||
 	sh bench/smoke.sh /payload/bench
 phase dd
-if dd if=/dev/fastzero of=/dev/null bs=1M count=4096 2>/tmp/dd.err; then
-	echo "FZ: dd4g ok"; else echo "FZ: dd4g failed"; fi
+if dd if=/dev/fastzero of=/dev/null bs=1M count=$DD_MIB 2>/tmp/dd.err; then
+	echo "FZ: dd ok"; else echo "FZ: dd failed"; fi
 cat /tmp/dd.err; phase end'
 
 # Until tests/suite exists: check the device exists and 1 MiB reads.
@@ -383,15 +388,37 @@ boot_spoiled() {
 	} | grep -aEm1 "$pat" || true
 }
 
+# sid_dkms_module KVER: SID_KO, the module DKMS built for KVER from the sid
+# .deb (sid-debs.sh, in the packaging job: waited for); else a failure, and
+# the boot keeps the tree's module.  The sid package is proven on the kernel
+# it is built for by this boot's suite.
+sid_dkms_module() {
+	local dkms=$FZ_CACHE/sid/debs/dkms-$1.ko name="kernel 7 boots the module DKMS built from the sid .deb"
+	while [[ ! -e $FZ_RESULTS/sid-debs.rc && -n ${PACKAGING_PID:-} ]] &&
+		kill -0 "$PACKAGING_PID" 2>/dev/null; do
+		sleep 5
+	done
+	if [[ -s $dkms && $dkms -nt $FZ_RESULTS/payload && $(modinfo -F vermagic "$dkms") == "$1 "* ]]; then
+		result ok "$name ($dkms)"
+		SID_KO=$dkms
+	else
+		result fail "$name" "no $dkms from this run (sid-debs.sh): the tree's module instead"
+		return 1
+	fi
+}
+
 # boot_one KID KVER CPU KO PAYLOAD
 boot_one() {
 	local kid=$1 kver=$2 cpu=$3 ko=$4 payload=$5 log rc=0 f0=$FAILED p0=$PASSED t0=$SECONDS
 	local want got bad try spoiled again='' timeout=$FZ_VM_TIMEOUT
 	log=$FZ_RESULTS/$(fz_sanitize "$kid")-$(fz_sanitize "$cpu").log
 	printf -- '---- kernel %s (%s) / cpu %s ----\n' "$kid" "$kver" "$cpu"
-	local env_line='' append quick=1 smoke=0 first=0 progs
+	local env_line='' append quick=1 smoke=0 first=0 progs dd_mib
 	local oldest=${FZ_KERNELS%% *} newest=${FZ_KERNELS##* }
 	[[ $cpu != "${FZ_CPUS%% *}" ]] || first=1
+	if [[ $first == 1 && $kid == 7 && ${FZ_SID_DEBS:-1} != 0 ]]; then
+		sid_dkms_module "$kver" && ko=$SID_KO
+	fi
 	# The smoke test (fio's engines, fzbench) on the oldest and the newest
 	# kernel: it does not depend on the CPU model, and what it calls
 	# (psync, libaio, io_uring, splice) changes between those two ends.
@@ -401,7 +428,11 @@ boot_one() {
 	[[ -z ${BOOT_QUICK:-} ]] || quick=$BOOT_QUICK smoke=0
 	((quick)) || ((timeout >= FZ_FULL_TIMEOUT)) || timeout=$FZ_FULL_TIMEOUT
 	progs=$(model_field "$cpu" 4) || progs=''
-	env_line="export FZ_QUICK=$quick SMOKE_ALL=$smoke FZ_FUZZ=${FZ_FUZZ:-1} FZ_PROGS='$progs' ${BOOT_ENV:-}"
+	# the README's 4 GiB dd where the loads are full size or the smoke test
+	# runs, 1 GiB in the other boots: the same extents, a quarter the time
+	dd_mib=1024
+	((quick && !smoke)) || dd_mib=4096
+	env_line="export FZ_QUICK=$quick SMOKE_ALL=$smoke DD_MIB=$dd_mib FZ_FUZZ=${FZ_FUZZ:-1} FZ_PROGS='$progs' ${BOOT_ENV:-}"
 	if want=$(model_field "$cpu" 2); then env_line+=" FZ_EXPECT_VARIANT=$want"; fi
 	append=$(model_field "$cpu" 3) || append=''
 	append+=${BOOT_APPEND:+${append:+ }$BOOT_APPEND}
@@ -441,10 +472,10 @@ $GUEST_CMD" --timeout "$timeout" --log "$log" ${append:+--append "$append"} \
 	check_swap "$log"
 	if grep -q '^FZ: insmod ok' "$log"; then result ok "insmod ok"; else result fail "insmod ok"; fi
 	check_tap "$log"
-	if grep -q '^FZ: dd4g ok' "$log"; then
-		result ok "dd if=/dev/fastzero of=/dev/null bs=1M count=4096"
+	if grep -q '^FZ: dd ok' "$log"; then
+		result ok "dd if=/dev/fastzero of=/dev/null bs=1M count=$dd_mib"
 	else
-		result fail "dd if=/dev/fastzero of=/dev/null bs=1M count=4096"
+		result fail "dd if=/dev/fastzero of=/dev/null bs=1M count=$dd_mib"
 	fi
 	want=$(expected_variant "$cpu" "$log")
 	got=$(sed -n 's/^FZ: variant //p' "$log" | head -n1)
@@ -539,7 +570,7 @@ kernel_one() {
 
 # ---------- packaging tiers: the Debian guest, the sid packages ----------
 
-# start_packaging: tests/vm/debian-guest.sh boots a full Debian 12 guest
+# start_packaging: tests/vm/debian-guest.sh boots a full Debian 13 guest
 # that does what a new user does (README, make install, DKMS, udev,
 # modprobe.d, modules-load.d, signing, native make bench); then
 # tests/vm/sid-debs.sh builds, lintian-checks, installs and DKMS-builds the
@@ -555,8 +586,9 @@ kernel_one() {
 # finish_packaging waits for them and counts their results.
 # FZ_DEBIAN_GUEST=0 and FZ_SID_DEBS=0 leave each tier out.
 PACKAGING_TIERS=()
-[[ ${FZ_DEBIAN_GUEST:-1} == 0 ]] || PACKAGING_TIERS+=(debian-guest)
+# sid-debs first: kernel 7's first boot loads the module it DKMS-built.
 [[ ${FZ_SID_DEBS:-1} == 0 ]] || PACKAGING_TIERS+=(sid-debs)
+[[ ${FZ_DEBIAN_GUEST:-1} == 0 ]] || PACKAGING_TIERS+=(debian-guest)
 
 DEBUG_BESIDE=${FZ_DEBUG_BESIDE:-1}
 [[ -n $FZ_DEBUG_KERNELS ]] || DEBUG_BESIDE=0
@@ -614,7 +646,7 @@ finish_packaging() {
 	echo "==== packaging: the Debian guest, the sid packages ===="
 	wait "$PACKAGING_PID" || true
 	PACKAGING_PID=
-	[[ ${FZ_DEBIAN_GUEST:-1} == 0 ]] || count_tier debian-guest "debian guest" "12 guest, 6.12"
+	[[ ${FZ_DEBIAN_GUEST:-1} == 0 ]] || count_tier debian-guest "debian guest" "trixie guest, 6.12"
 	[[ ${FZ_SID_DEBS:-1} == 0 ]] || count_tier sid-debs "sid packages" "sid chroot, kernel 7"
 	[[ $DEBUG_BESIDE != 0 ]] || return 0
 	count_debug_beside

@@ -99,7 +99,8 @@ echo "FZ: dmesg-begin"
 dmesg
 echo "FZ: dmesg-end"
 echo "FZ: done rc=$rc"
-poweroff -f
+# QEMU runs with -no-reboot: a reset ends it, on kernels without ACPI too
+reboot -f
 EOF
 	chmod 755 "$1"
 }

@@ -12,7 +12,8 @@
 #    chroot;
 #  - an image for the matrix, any of FZ_PICK_MATRIX_IMAGES (vmlinuz and the
 #    zram module are taken out of it);
-#  - for FZ_PICK_GUEST_ID (6.12, the Debian guest's kernel) an installable
+#  - for FZ_PICK_GUEST_ID (the Debian guest sets 6.12 when it picks from the
+#    trixie lists; none otherwise) an installable
 #    image, the signed one first, else -unsigned (FZ_PICK_GUEST_IMAGES);
 #  - for a sid id other than "newest": sid itself ships it (experimental's
 #    packages are NotAutomatic: a sid user does not get them);
@@ -22,10 +23,40 @@
 # taken: "newest", or what the newer ones lacked.  With FZ_APT_FAKE=DIR every
 # query goes to the package lists under DIR/host or DIR/sid (apt's own
 # Dir option) instead: tests/host/t_kernel_pick.sh.
+# WHERE "trixie" asks Debian 13's lists (trixie, -updates, -security,
+# -backports), which the host's apt keeps in a directory of their own
+# (fz_trixie_apt_update): the Debian guest's kernels, no chroot needed.
 
 FZ_PICK_MATRIX_IMAGES=('linux-image-%s-unsigned' 'linux-binary-%s' 'linux-image-%s')
 FZ_PICK_GUEST_IMAGES=('linux-image-%s' 'linux-image-%s-unsigned')
-FZ_PICK_GUEST_ID=${FZ_PICK_GUEST_ID:-6.12}
+FZ_PICK_GUEST_ID=${FZ_PICK_GUEST_ID:-none}
+FZ_TRIXIE_APT=$FZ_CACHE/trixie-apt
+FZ_TRIXIE_MIRROR=${FZ_TRIXIE_MIRROR:-http://deb.debian.org/debian}
+FZ_TRIXIE_SECURITY=${FZ_TRIXIE_SECURITY:-http://deb.debian.org/debian-security}
+
+# fz_trixie_sources: the sources.list of Debian 13 as a user with backports has it.
+fz_trixie_sources() {
+	cat <<EOF
+deb $FZ_TRIXIE_MIRROR trixie main
+deb $FZ_TRIXIE_MIRROR trixie-updates main
+deb $FZ_TRIXIE_SECURITY trixie-security main
+deb $FZ_TRIXIE_MIRROR trixie-backports main
+EOF
+}
+
+# fz_trixie_apt_update: refresh the trixie lists when over a day old.
+fz_trixie_apt_update() {
+	local d=$FZ_TRIXIE_APT
+	mkdir -p "$d/etc/apt.conf.d" "$d/etc/preferences.d" "$d/lists/partial" "$d/cache/archives/partial"
+	fz_trixie_sources >"$d/etc/sources.list"
+	[[ -z ${FZ_REFRESH:-} && -n $(find "$d/.fz-updated" -mmin -1440 2>/dev/null) ]] && return 0
+	fz_log "apt-get update of the trixie lists ($d)"
+	if fz_apt_q trixie apt-get -qq update >&2; then
+		touch "$d/.fz-updated"
+	else
+		fz_log "apt-get update of the trixie lists failed (continuing with old lists)"
+	fi
+}
 
 # fz_apt_q WHERE CMD...: an apt command on the host ("host") or in the sid
 # chroot ("sid"); with FZ_APT_FAKE, on the fake lists of WHERE.
@@ -38,6 +69,11 @@ fz_apt_q() {
 			-o Dir::Bin::methods=/usr/lib/apt/methods -o Debug::NoLocking=1 "${@:2}"
 	elif [[ $where == sid ]]; then
 		fz_sid_run "$@"
+	elif [[ $where == trixie ]]; then
+		d=$FZ_TRIXIE_APT
+		"$1" -o Dir::Etc="$d/etc" -o Dir::Etc::trustedparts=/etc/apt/trusted.gpg.d \
+			-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
+			-o Dir::State::status=/dev/null -o APT::Architecture=amd64 "${@:2}"
 	else
 		"$@"
 	fi
@@ -114,12 +150,13 @@ fz_version_check() {
 	fi
 }
 
-# fz_pick WHERE ID: "VER<TAB>why" for the newest version the run can use.
+# fz_pick WHERE ID [NOT]: "VER<TAB>why" for the newest version the run can
+# use (other than NOT).
 fz_pick() {
 	local where=$1 id=$2 re v res skipped='' why img
 	re=$(fz_version_regex "$id")
 	while read -r v; do
-		[[ -n $v ]] || continue
+		[[ -n $v && $v != "${3:-}" ]] || continue
 		res=$(fz_version_check "$where" "$id" "$v")
 		if [[ $res != "ok "* ]]; then
 			skipped+="${skipped:+; }$v ${res#no: }"

@@ -100,6 +100,7 @@ fz_qemu_resolve() {
 		[[ $f == [+-]* ]] && ! grep -qw -- "${f#[+-]}" <<<"$known" && break
 		f=''
 	done
+	[[ ${FZ_QEMU_FROM:-} != sid ]] || f=${f:-FZ_QEMU_FROM=sid}
 	[[ -n $f ]] || return 0
 	fz_sid_ensure
 	if [[ ! -x $r/usr/bin/qemu-system-x86_64 ]]; then

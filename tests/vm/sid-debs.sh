@@ -8,13 +8,19 @@
 # debhelper, dh-dkms and lintian (an error fails it), apt installs both
 # .debs with their dependencies as sid resolves them, DKMS builds fastzero
 # for the headers of kernel id 7 (dkms install -k), the module's vermagic is
-# that kernel's, and apt purge leaves DKMS with nothing.  Every step prints
-# "ok - NAME" or "not ok - NAME # DETAIL"; logs in $FZ_CACHE/sid/debs/.
+# that kernel's, and that module is kept as $FZ_CACHE/sid/debs/dkms-KVER.ko:
+# check.sh boots it (kernel 7's first CPU model) instead of a tree build.
+# Then Debian's own test of -dkms packages, autopkgtest-pkg-dkms (autodep8's
+# dkms-autopkgtest: DKMS builds and installs the package for every kernel
+# whose headers are installed, 7 and newest here), runs through autopkgtest
+# with the null virtualisation server in the chroot; and apt purge leaves
+# DKMS with nothing.  Every step prints "ok - NAME" or "not ok - NAME #
+# DETAIL"; logs in $FZ_CACHE/sid/debs/.
 set -uo pipefail
 # shellcheck source=kernels.sh
 source "$(dirname "${BASH_SOURCE[0]}")/kernels.sh"
 
-SD_PKGS=(build-essential debhelper dh-dkms help2man lintian dkms)
+SD_PKGS=(build-essential debhelper dh-dkms help2man lintian dkms autopkgtest autodep8)
 SD_IN=/fzdebs	# in the chroot
 FAILED=0
 
@@ -32,6 +38,44 @@ step() {
 		tap 1 "$name" "log: $log: $(grep -m1 -E '^(E|dpkg|Error|\[deb\] error):' "$log" || tail -n1 "$log")"
 		return 1
 	fi
+}
+
+# keep_module KVER DST: DKMS's module for KVER out of the chroot, uncompressed
+# (the guest's busybox insmod reads plain ELF).
+keep_module() {
+	local f
+	f=$(compgen -G "$FZ_SID_ROOT/lib/modules/$1/updates/dkms/fastzero.ko*" | head -n1) || return 1
+	case $f in
+	*.xz) xz -dc "$f" >"$2" ;;
+	*.zst) zstd -qdc "$f" >"$2" ;;
+	*.gz) gzip -dc "$f" >"$2" ;;
+	*) cp "$f" "$2" ;;
+	esac && [[ -s $2 ]]
+}
+
+# checkout_dkms KVER VER: the README's DKMS from the checkout (dkms install .,
+# for KVER: the chroot runs the host's kernel, which has no headers), what
+# DKMS made of it, dkms.conf's BUILD_EXCLUSIVE, and make dkms-uninstall.
+checkout_dkms() {
+	local kver=$1 ver=$2 logs=$FZ_CACHE/sid/debs out
+	step "sid: dkms install . -k $kver (DKMS from the checkout)" "$logs/checkout-dkms.log" \
+		sh -c "cd $SD_IN/tree && dkms install . -k $kver" || return 0
+	out=$(fz_sid_run dkms status fastzero 2>&1)
+	[[ $out == *"fastzero/$ver, $kver, x86_64: installed"* ]]
+	tap $? "sid: dkms status: fastzero/$ver installed for $kver" "dkms status: $out"
+	out=$(fz_sid_run sh -c "modinfo -F signer /lib/modules/$kver/updates/dkms/fastzero.ko*" 2>&1)
+	[[ -n $out ]] && fz_sid_run test -f /var/lib/dkms/mok.pub
+	tap $? "sid: DKMS signed it with its MOK key (signer: $out)"
+	for out in "-k 5.10.0-30-amd64" "-k $kver -a aarch64"; do
+		# shellcheck disable=SC2086 # the options, split
+		! fz_sid_run dkms build "fastzero/$ver" $out >"$logs/exclusive.log" 2>&1 &&
+			grep -q BUILD_EXCLUSIVE "$logs/exclusive.log"
+		tap $? "sid: dkms build $out is refused (BUILD_EXCLUSIVE)" "log: $logs/exclusive.log"
+	done
+	step "sid: make dkms-uninstall" "$logs/checkout-dkms.log" make -C "$SD_IN/tree" dkms-uninstall
+	out=$(fz_sid_run sh -c "dkms status fastzero; ls /lib/modules/*/updates/dkms/fastzero.ko* /usr/src/fastzero-$ver" 2>/dev/null)
+	[[ -z $out ]]
+	tap $? "sid: DKMS removed fastzero from every kernel, and its /usr/src copy" "left: $out"
 }
 
 main() {
@@ -52,6 +96,7 @@ main() {
 		tap 1 "sid: checkout staged in the chroot"
 		exit 1
 	}
+	checkout_dkms "$kver" "$ver"
 	step "sid: make deb (dpkg-buildpackage; lintian: no errors)" "$logs/make-deb.log" \
 		env FZ_DEB_OUT="$SD_IN/out" "$SD_IN/tree/debian/make-deb.sh" || exit 1
 	sed -n 's/^/# lintian (sid): /p' "$r$SD_IN/out/lintian.txt"
@@ -61,12 +106,19 @@ main() {
 		"$logs/install.log" sh -c "apt-get install -y -qq --no-install-recommends \
 		$SD_IN/out/fastzero-dkms_${ver}_all.deb $SD_IN/out/fastzero-tools_${ver}_amd64.deb" ||
 		exit 1
+	rm -f "$logs/dkms-$kver.ko"
 	if step "sid: dkms install fastzero/$ver -k $kver" "$logs/dkms.log" \
 		dkms install "fastzero/$ver" -k "$kver"; then
 		out=$(fz_sid_run sh -c "modinfo -F vermagic /lib/modules/$kver/updates/dkms/fastzero.ko*" 2>&1)
 		[[ $out == "$kver "* ]]
 		tap $? "sid: the DKMS module's vermagic is $kver" "modinfo: $out"
+		keep_module "$kver" "$logs/dkms-$kver.ko"
+		tap $? "sid: the DKMS module kept for kernel 7's boot ($logs/dkms-$kver.ko)"
 	fi
+	step "sid: autopkgtest-pkg-dkms (autopkgtest -- null): DKMS builds and installs for every kernel with headers" \
+		"$logs/autopkgtest.log" autopkgtest --no-built-binaries "$SD_IN/tree/" \
+		"$SD_IN/out/fastzero-dkms_${ver}_all.deb" -- null
+	sed -n 's/^I: \(PASS\|FAIL\|SKIP\) /# autopkgtest: \1 /p' "$logs/autopkgtest.log"
 	step "sid: apt purge fastzero-dkms fastzero-tools" "$logs/purge.log" \
 		apt-get purge -y -qq fastzero-dkms fastzero-tools
 	out=$(fz_sid_run dkms status fastzero 2>&1)
