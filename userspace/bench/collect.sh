@@ -27,7 +27,10 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 quick=0 mode=native out=/tmp/fzb msizes='' emit=0 want_u=0
-fv=/sys/module/fastzero/parameters/force_variant
+# param NAME: the file of the module's parameter NAME (the one place the
+# bench scripts name where fastzero's parameters live)
+param() { echo "/sys/module/fastzero/parameters/$1"; }
+fv=$(param force_variant)
 
 usage() {
 	sed -n '7,20p' "$0" >&2
@@ -124,8 +127,8 @@ rm -f "$out"/*
 	echo "dd=$dd"
 	echo "unrolled=$unrolled${u_why:+ ($u_why)}"
 	[ "$unrolled" = 0 ] || echo "force_variant_start=$fv_start"
-	if [ -r "${fv%/*}/clear_user_variant" ]; then
-		echo "clear_user_variant=$(cat "${fv%/*}/clear_user_variant")"
+	if [ -r "$(param clear_user_variant)" ]; then
+		echo "clear_user_variant=$(cat "$(param clear_user_variant)")"
 	fi
 	echo "date=$(date +%Y%m%d-%H%M%S)"
 } >"$out/meta.txt"
