@@ -16,6 +16,8 @@
 # there (role A and U: DEV, role B: REF, bound on itself, so that both pay
 # the same namespace).  The time is taken inside, around the program alone.
 # The clients (WORKLOAD), each into /dev/null and into a tmpfs file (SINK):
+# Each program is the one in PATH that is not busybox (busybox sh prefers
+# its own head and cat).
 #   head        GNU head -c BYTES /dev/zero (read(2) of 8 KiB)
 #   cat|head    GNU cat /dev/zero | head -c BYTES (cat reads 128 KiB)
 #   uucat|head  uutils coreutils' cat (Debian's rust-coreutils, the
@@ -42,17 +44,19 @@ now() {	# seconds, to the microsecond at least
 	fi
 }
 
-# one WORKLOAD BYTES SINKFILE: inside fastzero-run; prints "T0 T1 STATUS"
+# one WORKLOAD BYTES SINKFILE: inside fastzero-run; prints "T0 T1 STATUS".
+# The programs by path (FZ_HEAD, FZ_CAT, FZ_COREUTILS, FZ_PV): busybox sh
+# runs its own head and cat before any in PATH.
 one() {
 	wl=$1 n=$2 out=$3 rc=0
 	t0=$(now)
 	# shellcheck disable=SC2002 # cat is the program measured
 	case $wl in
-	head) head -c "$n" /dev/zero >"$out" || rc=$? ;;
-	'cat|head') cat /dev/zero 2>/dev/null | head -c "$n" >"$out" || rc=$? ;;
-	'uucat|head') coreutils cat /dev/zero 2>/dev/null | head -c "$n" >"$out" || rc=$? ;;
-	pv) pv -q -S -s "$n" /dev/zero >"$out" || rc=$? ;;
-	'pv|cat') pv -q -S -s "$n" /dev/zero | cat >"$out" || rc=$? ;;
+	head) "$FZ_HEAD" -c "$n" /dev/zero >"$out" || rc=$? ;;
+	'cat|head') "$FZ_CAT" /dev/zero 2>/dev/null | "$FZ_HEAD" -c "$n" >"$out" || rc=$? ;;
+	'uucat|head') "$FZ_COREUTILS" cat /dev/zero 2>/dev/null | "$FZ_HEAD" -c "$n" >"$out" || rc=$? ;;
+	pv) "$FZ_PV" -q -S -s "$n" /dev/zero >"$out" || rc=$? ;;
+	'pv|cat') "$FZ_PV" -q -S -s "$n" /dev/zero | "$FZ_CAT" >"$out" || rc=$? ;;
 	*) rc=2 ;;
 	esac
 	t1=$(now)
@@ -121,17 +125,35 @@ else
 fi
 sinkfile=$tdir/fz-client.$$
 
-# the clients this machine has: GNU cat and head, uutils' coreutils, pv
+# the clients this machine has: GNU cat and head, uutils' coreutils, pv.
+# path NAME: NAME's file in PATH that is not busybox
+path() {
+	for d in $(echo "$PATH" | tr : ' '); do
+		if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then
+			case $(readlink -f "$d/$1") in
+			*/busybox) ;;
+			*) echo "$d/$1" && return 0 ;;
+			esac
+		fi
+	done
+	echo "$1"	# not found: run fails, and says so
+	return 1
+}
+FZ_HEAD=$(path head) || true
+FZ_CAT=$(path cat) || true
+FZ_COREUTILS=$(path coreutils) || true
+FZ_PV=$(path pv) || true
+export FZ_HEAD FZ_CAT FZ_COREUTILS FZ_PV
 gnu() { "$1" --version 2>/dev/null | head -n 1 | grep -q 'GNU coreutils'; }
-uucat() { coreutils cat --version >/dev/null 2>&1; }
-pv_in() { command -v pv >/dev/null 2>&1; }
+uucat() { "$FZ_COREUTILS" cat --version >/dev/null 2>&1; }
+pv_in() { "$FZ_PV" --version >/dev/null 2>&1; }
 usable() {	# usable WORKLOAD
 	case $1 in
-	head) gnu head ;;
-	'cat|head') gnu cat && gnu head ;;
-	'uucat|head') uucat && gnu head ;;
+	head) gnu "$FZ_HEAD" ;;
+	'cat|head') gnu "$FZ_CAT" && gnu "$FZ_HEAD" ;;
+	'uucat|head') uucat && gnu "$FZ_HEAD" ;;
 	pv) pv_in ;;
-	'pv|cat') pv_in && gnu cat ;;
+	'pv|cat') pv_in && gnu "$FZ_CAT" ;;
 	esac
 }
 have=''
@@ -143,7 +165,7 @@ for wl in $WORKLOADS; do
 	fi
 done
 [ -n "$have" ] || exit 0
-for p in head cat 'coreutils cat' pv; do
+for p in "$FZ_HEAD" "$FZ_CAT" "$FZ_COREUTILS cat" "$FZ_PV"; do
 	# shellcheck disable=SC2086 # "coreutils cat" is two words
 	v=$($p --version 2>/dev/null | head -n 1) || v=''
 	[ -z "$v" ] || why "version: $p: $v"
