@@ -73,7 +73,7 @@ fi
 if [ "$quick" = 1 ]; then
 	dd_args="-r 3 -t 64M -c 16384"
 	fio_reps=1 fio_rt=1 fz_args=--quick
-	cl_args="-r 3 -n 128M"
+	cl_args="-r 3 -n 64M"
 else
 	dd_args="-r 5 -t 256M -c 131072"
 	fio_reps=3 fio_rt=2 fz_args=''
