@@ -171,9 +171,8 @@ for p in "$FZ_HEAD" "$FZ_CAT" "$FZ_COREUTILS cat" "$FZ_PV"; do
 	[ -z "$v" ] || why "version: $p: $v"
 done
 
-variant() {
-	printf '%s\n' "$1" >"$param" || { echo "clients.sh: cannot set $param to $1" >&2; exit 1; }
-}
+# shellcheck source=SCRIPTDIR/roles.sh
+. "$here/roles.sh"
 
 # sample ROLE WORKLOAD SINK REP: one run -> one raw line
 sample() {
@@ -187,12 +186,12 @@ sample() {
 	esac
 	if [ -n "$param" ]; then
 		case $1 in
-		A) variant auto ;;
-		U) variant unrolled ;;
+		A) variant "$param" auto ;;
+		U) variant "$param" unrolled ;;
 		esac
 	fi
 	r=$(FASTZERO_DEV=$d "$fzrun" sh "$self" --one "$2" "$n" "$out" 2>/dev/null) || r=''
-	[ "$1" != U ] || variant auto
+	[ "$1" != U ] || variant "$param" auto
 	[ "$out" = /dev/null ] || rm -f "$out"
 	echo "$r" | awk -v wl="$2" -v sink="$3" -v role="$1" -v rep="$4" -v n="$n" '
 		NF == 3 && $3 == 0 && $2 > $1 {
@@ -202,19 +201,12 @@ sample() {
 		END { if (!ok) printf "client %s %s %s %s %d 0 n/a\n", wl, sink, role, rep, n }'
 }
 
-if [ -n "$param" ]; then
-	[ -w "$param" ] || { echo "clients.sh: $param is not writable" >&2; exit 1; }
-	orders="A,B,U B,U,A U,A,B"
-else
-	orders="A,B B,A"
-fi
-norders=$(echo "$orders" | wc -w)
+[ -z "$param" ] || [ -w "$param" ] || { echo "clients.sh: $param is not writable" >&2; exit 1; }
 rep=1
 while [ "$rep" -le "$reps" ]; do
-	order=$(echo "$orders" | cut -d' ' -f$(((rep - 1) % norders + 1)) | tr , ' ')
 	for wl in $have; do
 		for s in $sinks; do
-			for role in $order; do
+			for role in $(roles "${param:+1}" "$rep"); do
 				sample "$role" "$wl" "$s" "$rep"
 			done
 		done

@@ -92,9 +92,9 @@ if [ "$want_u" = 1 ]; then
 		unrolled=1 u_why=''
 	fi
 fi
-set_variant() {
-	printf '%s\n' "$1" >"$fv"
-}
+# shellcheck source=SCRIPTDIR/roles.sh
+. "$here/roles.sh"
+set_variant() { variant "$fv" "$1"; }
 restore_variant() {
 	[ "$unrolled" = 0 ] || [ -z "$fv_start" ] || printf '%s\n' "$fv_start" >"$fv" || true
 }
@@ -165,12 +165,7 @@ fio_role() {	# fio_role JOBFILE ROLE REP
 rep=1
 while [ "$rep" -le "$fio_reps" ]; do
 	for j in $jobs; do
-		if [ "$unrolled" = 1 ]; then
-			orders="A,B,U B,U,A U,A,B"
-		else
-			orders="A,B B,A"
-		fi
-		order=$(echo "$orders" | cut -d' ' -f$(((rep - 1) % $(echo "$orders" | wc -w) + 1)) | tr , ' ')
+		order=$(roles "$unrolled" "$rep")
 		progress "fio $(basename "$j") rep $rep, $order (runtime ${fio_rt}s per job)"
 		for role in $order; do
 			fio_role "$j" "$role" "$rep"

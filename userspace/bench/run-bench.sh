@@ -153,7 +153,7 @@ run_native() {	# run_native RAWDIR
 # (its libc is in the guest with fio's libraries; busybox dd prints no timing).
 make_payload() {	# make_payload DIR
 	mkdir -p "$1/bin" "$1/fio-jobs"
-	cp "$BENCH_DIR/collect.sh" "$BENCH_DIR/dd.sh" "$BENCH_DIR/clients.sh" \
+	cp "$BENCH_DIR/collect.sh" "$BENCH_DIR/dd.sh" "$BENCH_DIR/clients.sh" "$BENCH_DIR/roles.sh" \
 		"$US_DIR/fastzero-run" "$US_DIR/build/fzbench" "$1/"
 	cp "$REPO"/fio-jobs/*.fio "$1/fio-jobs/"
 	cp "$(command -v dd)" "$1/bin/dd"
