@@ -171,9 +171,9 @@ run_vm() {	# run_vm MODE RAWDIR
 	make_payload "$payload"
 	mapfile -t opts < <(collect_opts "$mode")
 	if [[ $QUICK == 1 ]]; then
-		mem=3G tmo=300
+		mem=3G tmo=900
 	elif [[ $mode == tcg ]]; then
-		mem=4G tmo=1500
+		mem=4G tmo=2400
 	else
 		mem=12G tmo=1500
 	fi
