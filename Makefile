@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-# Makefile - fastzero's entry points: all, check, bench, microbench, calibrate, model, lint, results-table, install, uninstall, dkms-install, dkms-uninstall, deb, clean.
+# Makefile - fastzero's entry points (`make help` prints this):
 #
-#   make              driver/fastzero.ko for KDIR, and the userspace tools
+#   make, make all    driver/fastzero.ko for KDIR, and the userspace tools
+#   make help         this text
 #   make check        the test suite in QEMU on Debian's 6.1, 6.12 and 7.x
 #   make bench        /dev/fastzero vs /dev/zero: table, CSV and plot (root)
 #   make microbench   the driver's clear loops timed in userspace, natively
@@ -20,6 +21,22 @@
 #   make dkms-uninstall  dkms remove, from every kernel, and its /usr/src copy
 #   make deb          fastzero-dkms and fastzero-tools .debs in build/deb/
 #                     (debian/make-deb.sh: dpkg-buildpackage -b, lintian)
+#   make clean        remove what make built (KDIR's kbuild files, userspace/
+#                     build/, the suite's programs)
+#
+# Variables (a wrong value is refused before anything runs):
+#   KDIR=DIR          the kernel build tree make, make install and make clean
+#                     use (default: the running kernel's, else the newest
+#                     /usr/src/linux-headers-*-amd64; make says which, and why)
+#   QUICK=1           the short run of bench, microbench, calibrate, model
+#                     (0 or unset: the full one)
+#   KERNEL=ID         make bench's guest kernel where it runs a VM (default
+#                     6.12; FZ_BENCH_KERNEL is the same); the ids are below
+#   AUTOLOAD=1        make install: load the module at every boot
+#   DESTDIR, INSTALL_MOD_PATH  install/uninstall under another root
+#   make bench's others: FZ_BENCH_MODE, FZ_BENCH_CPU, FZ_BENCH_MEM,
+#   FZ_BENCH_MMAP, FZ_BENCH_UNROLLED, FZ_RESULTS (docs/benchmarks.md);
+#   make check's: FZ_KERNELS, FZ_CPUS, FZ_ONLY (docs/testing.md)
 #
 # install/uninstall honour DESTDIR (and INSTALL_MOD_PATH, default DESTDIR).
 # The module itself follows the Kbuild convention:
@@ -36,6 +53,13 @@ VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$$/\1/p' $(CURDIR)/dkms
 # different include/config/kernel.release).
 KVER = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
 	 $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+# Why KDIR is the one make builds for, said in one line: a module for
+# another kernel than the running one is refused by insmod here.
+RUNNING := $(shell uname -r)
+KDIR_WHY = $(if $(filter command line environment,$(origin KDIR)),KDIR given, \
+	$(if $(filter $(RUNNING),$(KVER)),the running kernel, \
+	the newest headers installed, since the running kernel $(RUNNING) has none: \
+	insmod here refuses this module (apt install linux-headers-$(RUNNING), or KDIR=)))
 
 DESTDIR ?=
 INSTALL_MOD_PATH ?= $(DESTDIR)
@@ -55,6 +79,23 @@ NOSIGN = $(if $(wildcard $(KDIR)/certs/signing_key.pem),,CONFIG_MODULE_SIG_ALL=)
 
 # Bad input is refused before anything is built or written, with one line.
 goals := $(or $(MAKECMDGOALS),all)
+# The kernel ids make bench (and make check) can boot: tests/vm/kernels.sh's.
+KERNEL_IDS = $(shell sed -n "s/^FZ_KERNEL_IDS='\(.*\)'$$/\1/p" $(CURDIR)/tests/vm/kernels.sh)
+ifneq ($(filter-out 0 1,$(QUICK)),)
+$(error fastzero: QUICK=$(QUICK): 1 (the short run) or 0 (the full one))
+endif
+ifneq ($(filter bench,$(goals)),)
+# run-bench.sh checks its variables itself, in seconds: one line each
+bench_bad := $(shell QUICK='$(QUICK)' KERNEL='$(KERNEL)' FZ_BENCH_KERNEL='$(FZ_BENCH_KERNEL)' \
+	FZ_BENCH_MODE='$(FZ_BENCH_MODE)' FZ_BENCH_UNROLLED='$(FZ_BENCH_UNROLLED)' \
+	FZ_BENCH_MEM='$(FZ_BENCH_MEM)' FZ_BENCH_MMAP='$(FZ_BENCH_MMAP)' \
+	$(CURDIR)/userspace/bench/run-bench.sh --check-vars 2>&1 | sed 's/^make bench: //' | paste -sd ';')
+ifneq ($(bench_bad),)
+$(error fastzero: $(bench_bad))
+endif
+else ifneq ($(filter command line,$(origin KERNEL)),)
+$(error fastzero: KERNEL=$(KERNEL) picks make bench's guest kernel ($(KERNEL_IDS)) only; make builds the module for KDIR (a kernel build tree: KDIR=/lib/modules/<release>/build), make check boots FZ_KERNELS)
+endif
 ifneq ($(filter all module install uninstall,$(goals)),)
 ifeq ($(and $(KDIR),$(wildcard $(KDIR)/Makefile)),)
 $(error fastzero: no kernel headers$(if $(KDIR), in KDIR=$(KDIR)): install linux-headers-$(shell uname -r), or set KDIR)
@@ -85,13 +126,19 @@ DEPMOD = $(if $(wildcard $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep), \
 	 depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER), \
 	 @echo "no $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep: depmod skipped")
 
-.PHONY: all module userspace check bench microbench calibrate model lint results-table \
+.PHONY: all help module userspace check bench microbench calibrate model lint results-table \
 	install uninstall dkms-install dkms-uninstall deb clean
 
 all: module userspace
 
+# The header above, and the kernel ids.
+help:
+	@sed -n '3,/^$$/s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@echo "Kernel ids (KERNEL=, FZ_BENCH_KERNEL=, FZ_KERNELS=): $(KERNEL_IDS)"
+
 # In parallel (one job per CPU) unless make was given -j itself.
 module:
+	@echo "fastzero: building for $(KVER) ($(KDIR)): $(strip $(KDIR_WHY))"
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc)) modules
 
 userspace:

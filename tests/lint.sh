@@ -77,7 +77,7 @@ lint_shellcheck() {
 	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/doccheck.sh tests/results-table.sh \
 		tests/vm/*.sh tests/host/*.sh \
 		userspace/bench/*.sh userspace/fastzero-run userspace/fastzero-bench \
-		debian/make-deb.sh .ci/run 2>&1) || true
+		debian/make-deb.sh debian/doc-links.sh .ci/run 2>&1) || true
 	[[ -z $out ]] || printf '%s\n' "$out" | sed 's/^/# /'
 	report "$([[ -z $out ]] && echo 0 || echo 1)" "shellcheck scripts"
 }

@@ -75,6 +75,25 @@ row() {
 		'BEGIN { printf "| %s | %.2f | %.2f | %.2fx | %s | `%s` |\n", w, a, b, r, m, f }'
 }
 
+# fig_row WHAT FILE TOOL WORKLOAD PARAM: one row of a make bench CSV, its
+# figure (u.ratio where measured, else the ratio) and the GB/s it is made
+# of; "?" after a ratio within its spread (the CSV's noise column)
+fig_row() {
+	local what=$1 f=$2 k="$3,$4,$5" of dev base ratio
+	of=$(csv_get "$REPO/$f" tool,workload,param "$k" figure_of)
+	if [[ $of == unrolled_ratio ]]; then
+		dev=$(csv_get "$REPO/$f" tool,workload,param "$k" unrolled_gbs)
+		base=$(csv_get "$REPO/$f" tool,workload,param "$k" unrolled_ref_gbs)
+		what="$what, force_variant=unrolled"
+	else
+		dev=$(csv_get "$REPO/$f" tool,workload,param "$k" dev_gbs)
+		base=$(csv_get "$REPO/$f" tool,workload,param "$k" ref_gbs)
+	fi
+	ratio=$(csv_get "$REPO/$f" tool,workload,param "$k" figure)
+	[[ $(csv_get "$REPO/$f" tool,workload,param "$k" noise) != 1 ]] || what="$what (within its spread: ?)"
+	row "$what" "$dev" "$base" "TCG" "$f" "$ratio"
+}
+
 # table: the README's table of measured results (markdown).
 table() {
 	local f loop bs m
@@ -127,6 +146,19 @@ table() {
 			"$(csv_get "$REPO/$f" tool,workload,param "fzbench,$m" ref_gbs)" "TCG" "$f" \
 			"$(csv_get "$REPO/$f" tool,workload,param "fzbench,$m" ratio)"
 	done
+	f=results/README-bench-quick-tcg.csv
+	# shellcheck disable=SC2016 # markdown code spans, not expansions
+	local -A client=(
+		[head]='GNU `head -c N /dev/zero`'
+		['cat|head']='GNU `cat /dev/zero \| head -c N`'
+		['uucat|head']='uutils `coreutils cat /dev/zero \| head -c N`'
+		[pv]='`pv -q -S -s N /dev/zero`'
+		['pv|cat']='`pv -q -S -s N /dev/zero \| cat` (pv splices)')
+	for m in head 'cat|head' 'uucat|head' pv 'pv|cat'; do
+		fig_row "client through fastzero-run: ${client[$m]} >/dev/null" "$f" client "$m" null
+		fig_row "client through fastzero-run: ${client[$m]} > a tmpfs file" "$f" client "$m" tmpfs
+	done
+	fig_row "fio's mmap engine, 1 MiB copies out of a 1 GiB MAP_SHARED mapping" "$f" fio mmap mmap-1m
 	f=results/README-shared-clear-tcg.txt
 	for m in 6.12 newest; do
 		row "MAP_SHARED 1 GiB first touch, init_on_alloc=1, ${m/newest/7.3}: shared_clear=driver vs default" \

@@ -277,8 +277,23 @@ struct bl_result *bl_add(struct bl_report *rep, const char *workload,
 	snprintf(r->unit, sizeof(r->unit), "%s", unit);
 	bl_stats(samples, n, &r->st);
 	r->ratio = NAN;
+	r->ratio_spread_pct = NAN;
 	r->aux = NAN;
 	return r;
+}
+
+void bl_set_ratio(struct bl_result *r, const struct bl_result *base)
+{
+	if (!base || !base->st.n || !r->st.n || base->st.med <= 0)
+		return;
+	r->ratio = r->st.med / base->st.med;
+	r->ratio_spread_pct = r == base ? NAN : r->st.spread_pct + base->st.spread_pct;
+}
+
+bool bl_ratio_noise(const struct bl_result *r)
+{
+	return !isnan(r->ratio_spread_pct) &&
+	       r->ratio_spread_pct > 100 * fabs(r->ratio - 1);
 }
 
 struct bl_result *bl_find(const struct bl_report *rep, const char *workload,
@@ -335,11 +350,11 @@ void bl_print_table(FILE *f, const struct bl_report *rep)
 	for (i = 0; i < rep->nnotes; i++)
 		if (strncmp(rep->notes[i].key, "result.", 7))
 			fprintf(f, "# %s: %s\n", rep->notes[i].key, rep->notes[i].val);
-	fprintf(f, "%-16s %-10s %-16s %10s %8s %7s %14s\n", "workload", "param",
-		"series", "median", "spread", "ratio", "aux");
+	fprintf(f, "%-16s %-10s %-16s %10s %8s %7s %8s %14s\n", "workload", "param",
+		"series", "median", "spread", "ratio", "spread", "aux");
 	for (i = 0; i < rep->nres; i++) {
 		const struct bl_result *r = &rep->res[i];
-		char med[32], spr[16], rat[16], aux[40];
+		char med[32], spr[16], rat[16], rspr[16], aux[40];
 
 		if (!r->st.n) {
 			snprintf(med, sizeof(med), "n/a");
@@ -348,13 +363,19 @@ void bl_print_table(FILE *f, const struct bl_report *rep)
 			snprintf(med, sizeof(med), "%.3f %s", r->st.med, r->unit);
 			snprintf(spr, sizeof(spr), "%.1f%%", r->st.spread_pct);
 		}
-		fmt_num(rat, sizeof(rat), r->ratio, "%.2fx");
+		fmt_num(rat, sizeof(rat), r->ratio,
+			bl_ratio_noise(r) ? "%.2fx?" : "%.2fx");
+		fmt_num(rspr, sizeof(rspr), r->ratio_spread_pct, "%.1f%%");
+		if (isnan(r->ratio_spread_pct))
+			snprintf(rspr, sizeof(rspr), "-");
 		aux[0] = 0;
 		if (r->aux_name[0] && !isnan(r->aux))
 			snprintf(aux, sizeof(aux), "%s=%.4g", r->aux_name, r->aux);
-		fprintf(f, "%-16s %-10s %-16s %15s %8s %7s %s\n", r->workload,
-			r->param, r->series, med, spr, rat, aux);
+		fprintf(f, "%-16s %-10s %-16s %15s %8s %7s %8s %s\n", r->workload,
+			r->param, r->series, med, spr, rat, rspr, aux);
 	}
+	fputs("# ratio: to the row group's baseline (1.00x); its spread: both spreads added; "
+	      "?: the spread exceeds the effect |ratio - 1|, noise\n", f);
 	for (i = 0; i < rep->nnotes; i++)
 		if (!strncmp(rep->notes[i].key, "result.", 7))
 			fprintf(f, "=> %s: %s\n", rep->notes[i].key + 7,
@@ -368,23 +389,26 @@ int bl_write_csv(const char *path, const struct bl_report *rep)
 
 	if (!f)
 		return -1;
-	fprintf(f, "tool,mode,workload,param,series,unit,median,min,max,spread_pct,n,ratio,aux_name,aux\n");
+	fprintf(f, "tool,mode,workload,param,series,unit,median,min,max,spread_pct,n,ratio,aux_name,aux,"
+		"ratio_spread_pct,noise\n");
 	for (i = 0; i < rep->nres; i++) {
 		const struct bl_result *r = &rep->res[i];
-		char rat[32], aux[32];
+		char rat[32], aux[32], rspr[32];
 
 		fmt_num(rat, sizeof(rat), r->ratio, "%.4f");
 		fmt_num(aux, sizeof(aux), r->aux, "%.6g");
+		fmt_num(rspr, sizeof(rspr), r->ratio_spread_pct, "%.2f");
 		if (!r->st.n)
-			fprintf(f, "%s,%s,%s,%s,%s,%s,n/a,n/a,n/a,n/a,0,n/a,%s,%s\n",
+			fprintf(f, "%s,%s,%s,%s,%s,%s,n/a,n/a,n/a,n/a,0,n/a,%s,%s,n/a,\n",
 				rep->tool, rep->mode, r->workload, r->param,
 				r->series, r->unit, r->aux_name, aux);
 		else
-			fprintf(f, "%s,%s,%s,%s,%s,%s,%.4f,%.4f,%.4f,%.2f,%u,%s,%s,%s\n",
+			fprintf(f, "%s,%s,%s,%s,%s,%s,%.4f,%.4f,%.4f,%.2f,%u,%s,%s,%s,%s,%s\n",
 				rep->tool, rep->mode, r->workload, r->param,
 				r->series, r->unit, r->st.med, r->st.min,
 				r->st.max, r->st.spread_pct, r->st.n, rat,
-				r->aux_name, aux);
+				r->aux_name, aux, rspr,
+				isnan(r->ratio_spread_pct) ? "" : bl_ratio_noise(r) ? "1" : "0");
 	}
 	if (f != stdout)
 		return fclose(f);

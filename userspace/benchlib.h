@@ -73,6 +73,7 @@ const char *bl_cpu_flags(void);
  * @unit: unit of the samples, e.g. "GB/s"
  * @st: statistics of the samples (st.n == 0: n/a)
  * @ratio: median over the baseline's median, NAN if none
+ * @ratio_spread_pct: the ratio's spread (bl_set_ratio()), NAN if none
  * @aux_name: name of an extra per-configuration number ("" if none)
  * @aux: that number (median), e.g. ns per call or page faults
  */
@@ -82,7 +83,7 @@ struct bl_result {
 	char series[BL_NAME_LEN];
 	char unit[12];
 	struct bl_stats st;
-	double ratio;
+	double ratio, ratio_spread_pct;
 	char aux_name[16];
 	double aux;
 };
@@ -115,6 +116,15 @@ struct bl_result *bl_find(const struct bl_report *rep, const char *workload,
 void bl_note(struct bl_report *rep, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void bl_report_free(struct bl_report *rep);
+
+/*
+ * @r's ratio to @base and its spread: the two spreads added, the widest
+ * the ratio's range can be (to first order); @r itself as the base is 1
+ * with no spread.  Left NAN when either has no samples.
+ */
+void bl_set_ratio(struct bl_result *r, const struct bl_result *base);
+/* The ratio's spread exceeds its effect (|ratio - 1|): noise, not a result. */
+bool bl_ratio_noise(const struct bl_result *r);
 
 void bl_print_table(FILE *f, const struct bl_report *rep);
 int bl_write_csv(const char *path, const struct bl_report *rep);

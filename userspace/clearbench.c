@@ -216,8 +216,7 @@ static void set_ratios(struct bl_report *rep, unsigned int from,
 
 		base = bl_find(rep, r->workload, same_param ? r->param : param,
 			       series);
-		if (base && base->st.n && r->st.n)
-			r->ratio = r->st.med / base->st.med;
+		bl_set_ratio(r, base);
 	}
 }
 
@@ -497,8 +496,7 @@ static void section_fault(const struct opts *o, struct bl_report *rep,
 				base = bl_find(rep, wl, fmt(b->first),
 					       loop_names[FZ_LOOP_STOSB]);
 		}
-		if (base && base->st.n && r->st.n)
-			r->ratio = r->st.med / base->st.med;
+		bl_set_ratio(r, base);
 	}
 }
 
@@ -585,49 +583,73 @@ static size_t cal_max(const struct opts *o)
 }
 
 /*
- * (a) The length from which rep stosb stays at least as fast as the
- * unrolled loop (cache hot): the erms_threshold to use.  0 if rep stosb
- * never catches up below CAL_SHORT_MAX.
+ * Loop @a against loop @b at (@workload, @param), beyond the noise: 1
+ * faster, -1 slower, 0 when the medians differ by less than the two
+ * spreads added (bl_ratio_noise()'s rule): such a row decides nothing.
  */
-static size_t cal_erms(const struct bl_report *rep)
+static int cmp_loops(const struct bl_report *rep, const char *workload,
+		     const char *param, enum fz_loop a, enum fz_loop b)
+{
+	struct bl_result ra, *rb = bl_find(rep, workload, param, loop_names[b]);
+	struct bl_result *pa = bl_find(rep, workload, param, loop_names[a]);
+
+	if (!pa || !rb)
+		return 0;
+	ra = *pa;
+	bl_set_ratio(&ra, rb);
+	if (isnan(ra.ratio) || bl_ratio_noise(&ra))
+		return 0;
+	return ra.ratio > 1 ? 1 : -1;
+}
+
+/*
+ * (a) The length from which rep stosb stays level with or ahead of the
+ * unrolled loop (cache hot), the erms_threshold to use: from the longest
+ * length down, the first where it is slower beyond the noise ends it.  0
+ * if that is the longest.  *@sure: the length that decided it was beyond
+ * the noise (the one that ended it, else the shortest, which must then be
+ * a win): no advice otherwise.
+ */
+static size_t cal_erms(const struct bl_report *rep, bool *sure)
 {
 	size_t len, cross = 0;
+	int c = 0;
 
 	for (len = CAL_SHORT_MAX; len >= CAL_SHORT_MIN; len -= CAL_SHORT_STEP) {
-		const char *p = fmt(len);
-
-		if (best_of(rep, "cal-short", p, FZ_LOOP_STOSB) <
-		    best_of(rep, "cal-short", p, FZ_LOOP_UNROLLED))
+		c = cmp_loops(rep, "cal-short", fmt(len), FZ_LOOP_STOSB,
+			      FZ_LOOP_UNROLLED);
+		if (c < 0)
 			break;
 		cross = len;
 	}
+	*sure = c != 0;
 	return cross;
 }
 
 /*
  * (b) The read size from which the non-temporal store @big (the one
  * nt_threshold selects: fz_policy_nt_loop()) beats the driver's own loop
- * for good in a read's longest extents (FZ_EXTENT_MAX, the most the
- * driver clears in one call on every preemption model): nt_threshold.
- * 0 if it never does.  The one-call series is printed
- * beside it for comparison, not used.
+ * for good, beyond the noise, in a read's longest extents (FZ_EXTENT_MAX,
+ * the most the driver clears in one call on every preemption model):
+ * nt_threshold.  0 if it never does.  *@sure as in cal_erms(): the size
+ * that ended the run of wins was beyond the noise too.  The one-call
+ * series is printed beside it for comparison, not used.
  */
 static size_t cal_nt(const struct bl_report *rep, const struct opts *o,
-		     enum fz_loop own, enum fz_loop big)
+		     enum fz_loop own, enum fz_loop big, bool *sure)
 {
 	size_t thr = 0;
-	int i;
+	int i, c = 1;
 
 	for (i = BL_ARRAY_SIZE(cal_sizes) - 1; i >= 0; i--) {
-		const char *p = fmt(cal_sizes[i]);
-
 		if (cal_sizes[i] > cal_max(o))
 			continue;
-		if (best_of(rep, "cal-nt-coop", p, big) <=
-		    best_of(rep, "cal-nt-coop", p, own))
+		c = cmp_loops(rep, "cal-nt-coop", fmt(cal_sizes[i]), big, own);
+		if (c <= 0)
 			break;
 		thr = cal_sizes[i];
 	}
+	*sure = c != 0;
 	return thr;
 }
 
@@ -640,6 +662,7 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	struct fz_cpu cpu;
 	enum fz_loop own, big;
 	bool clzero = loop_runs(FZ_LOOP_CLZERO, NULL);
+	bool erms_sure, nt_sure;
 	unsigned int i, from;
 	char line[256];
 
@@ -676,17 +699,15 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	collect(rep, o->reps, false);
 	for (i = from; i < rep->nres; i++) {
 		struct bl_result *r = &rep->res[i];
-		struct bl_result *base = bl_find(rep, r->workload, r->param,
-						 loop_names[own]);
-
-		if (base && base->st.n && r->st.n)
-			r->ratio = r->st.med / base->st.med;
+		bl_set_ratio(r, bl_find(rep, r->workload, r->param, loop_names[own]));
 	}
 
-	erms = cal_erms(rep);
-	nt = cal_nt(rep, o, own, big);
-	bl_note(rep, "result.erms_threshold", "measured %zu (rep stosb >= unrolled from there up to %d B%s); derived %lu (%s)",
-		erms, CAL_SHORT_MAX, erms ? "" : ": never", derms, erms_why);
+	erms = cal_erms(rep, &erms_sure);
+	nt = cal_nt(rep, o, own, big, &nt_sure);
+	bl_note(rep, "result.erms_threshold", "measured %zu (rep stosb level or ahead of unrolled from there up to %d B%s)%s; derived %lu (%s)",
+		erms, CAL_SHORT_MAX, erms ? "" : ": never",
+		erms_sure ? "" : " WITHIN THE NOISE: the length that decided it has a spread above its effect",
+		derms, erms_why);
 	if (!erms)
 		erms = CAL_SHORT_MAX;
 	snprintf(line, sizeof(line), "%s", "");
@@ -702,11 +723,23 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	}
 	bl_note(rep, "result.nt_vs_own", "%s/%s by read size (best of each), 32M extents / one call: %s",
 		loop_names[big], loop_names[own], line);
-	bl_note(rep, "result.nt_threshold", "measured %zu%s; derived %lu (%s)",
+	bl_note(rep, "result.nt_threshold", "measured %zu%s%s; derived %lu (%s)",
 		nt, nt ? "" : " (the non-temporal store never wins in 32 MiB extents)",
+		nt_sure ? "" : " WITHIN THE NOISE: the size that decided it has a spread above its effect",
 		dnt, nt_why);
-	bl_note(rep, "result.modprobe", "options fastzero erms_threshold=%zu nt_threshold=%zu",
-		erms, nt);
+	/* advice only from rows beyond the noise */
+	line[0] = 0;
+	if (erms_sure)
+		snprintf(line, sizeof(line), " erms_threshold=%zu", erms);
+	if (nt_sure)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), " nt_threshold=%zu", nt);
+	if (line[0])
+		bl_note(rep, "result.modprobe", "options fastzero%s", line);
+	if (!erms_sure || !nt_sure)
+		bl_note(rep, "result.no_advice", "%s%s%s: the rows that decide %s within their spread (the table's ?); keep the derived value%s, or measure again on a quiet machine",
+			erms_sure ? "" : "erms_threshold", erms_sure || nt_sure ? "" : " and ",
+			nt_sure ? "" : "nt_threshold", erms_sure || nt_sure ? "it are" : "them are",
+			erms_sure || nt_sure ? "" : "s");
 }
 
 /* --- self-test: every loop clears exactly [dst, dst + len) ---------------- */

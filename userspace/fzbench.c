@@ -389,8 +389,7 @@ static void collect(struct ctx *c, struct bl_report *rep)
 		}
 		/* every add_wl() caller gives nseries 2 or 3: r[0], r[1] are set */
 		/* cppcheck-suppress uninitvar */
-		if (r[0]->st.n && r[1]->st.n)
-			r[0]->ratio = r[0]->st.med / r[1]->st.med;
+		bl_set_ratio(r[0], r[1]);
 	}
 }
 

@@ -2,14 +2,15 @@
 # initramfs.sh: pack a guest initramfs = cached base (busybox, fio + libs, /init) + per-run part (module, payload, cmd).
 #
 # Usage: tests/vm/initramfs.sh --out <file.cpio.gz> --cmd '<shell cmd>' [--payload <dir>] [--module <ko>]
-#        [--kmods <dir>] [--no-fio]
+#        [--kmods <dir>] [--no-fio] [--prog <host path>]...
 # The base archive is built once per (busybox, fio, init) content into
 # $FZ_CACHE/initramfs/ and reused; the per-run archive is appended to it
 # (the kernel unpacks concatenated cpio archives in order).
 # Guest layout: /init, /bin/busybox (+ applet links), /usr/bin/fio + its ldd libs,
 # /fastzero.ko, /payload/ (copy of --payload), /fz-cmd (the --cmd text),
 # /kmods/ (--kmods: the kernel's own modules, loaded in kmods/order, and
-# kmods/lacking: the guest modules the kernel does not have). zram0,
+# kmods/lacking: the guest modules the kernel does not have), each --prog
+# at its host path with its ldd libs (per run, not cached). zram0,
 # from kmods or built in, becomes a 1 GiB swap area, made but not enabled:
 # the tests that want swap turn it on.
 set -euo pipefail
@@ -164,7 +165,7 @@ base_archive() {
 }
 
 main() {
-	local out='' cmd='' payload='' module='' kmods='' with_fio=1 base st
+	local out='' cmd='' payload='' module='' kmods='' with_fio=1 base st progs=()
 	while (($#)); do
 		case $1 in
 		--out) out=$2 ;;
@@ -172,6 +173,7 @@ main() {
 		--payload) payload=$2 ;;
 		--module) module=$2 ;;
 		--kmods) kmods=$2 ;;
+		--prog) progs+=("$2") ;;
 		--no-fio)
 			with_fio=0
 			shift
@@ -191,6 +193,7 @@ main() {
 	[[ -z $payload ]] || cp -a "$payload/." "$st/payload/"
 	[[ -z $module ]] || cp "$module" "$st/fastzero.ko"
 	[[ -z $kmods || ! -d $kmods ]] || cp -a "$kmods" "$st/kmods"
+	((${#progs[@]} == 0)) || copy_with_libs "$st" "${progs[@]}"
 	printf '%s\n' "$cmd" >"$st/fz-cmd"
 	{
 		cat "$base"

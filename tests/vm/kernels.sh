@@ -26,6 +26,11 @@ FZ_SID_MIN_MAJOR=${FZ_SID_MIN_MAJOR:-7}
 FZ_SID_ROOT=$FZ_CACHE/sid/root
 # Outputs of fz_kernel_resolve.
 KID='' KVER='' KIMG='' KWHY='' VMLINUZ='' KDIR='' FZ_CHROOT=''
+# The ids a run can ask for: checked before anything is fetched.
+FZ_KERNEL_IDS='6.1 6.12 7 newest 6.12-debug 7-debug'
+
+# fz_kernel_id_ok ID: ID is one of FZ_KERNEL_IDS.
+fz_kernel_id_ok() { [[ " $FZ_KERNEL_IDS " == *" $1 "* ]]; }
 
 # ---------- sid chroot ----------
 
@@ -374,6 +379,7 @@ fz_choose() {
 # fz_kernel_resolve ID: sets KID KVER KIMG KWHY VMLINUZ KDIR KMODS FZ_CHROOT (exported).
 fz_kernel_resolve() {
 	local id=$1 where=host ver img why
+	fz_kernel_id_ok "$id" || fz_die "unknown kernel id '$id': one of $FZ_KERNEL_IDS"
 	if [[ $id == *-debug ]]; then
 		fz_debug_resolve "$id"
 		return 0

@@ -4,13 +4,15 @@
 # CONTRACT (reused by benchmarks; keep stable):
 #   tests/vm/run-vm.sh --kernel <id> --cpu <qemu -cpu string> --payload <host dir> \
 #       --cmd '<shell command>' --log <file> [--mem 2G] [--smp 2] [--timeout SEC] \
-#       [--module <ko> | --no-module] [--no-fio] [--append '<extra kernel args>']
+#       [--module <ko> | --no-module] [--no-fio] [--append '<extra kernel args>'] [--prog <path>]...
 #   <id>      kernel id: 6.1, 6.12, 7, 6.12-debug (see kernels.sh; fetched/built into $FZ_CACHE on first use)
 #   --cpu     e.g. "max" (ERMS+REP_GOOD) or "max,-erms" (REP_GOOD only); a
 #             +feature the host's QEMU lacks ("max,+fsrs") runs sid's QEMU
 #   --module  use this .ko instead of building the repo's driver/ for <id> (W=1)
 #   --no-module  boot without loading anything (baseline runs against /dev/zero)
 #   --no-fio  leave fio out of the initramfs (smaller/faster boot)
+#   --prog    a host program the guest gets at the same path, with its ldd
+#             libraries (e.g. /bin/bash, /usr/bin/pv); repeatable
 # Guest side: /init mounts proc, sysfs, devtmpfs (/dev), tmpfs (/tmp), debugfs;
 #   the payload dir is at /payload (the cmd runs there with /bin/sh = busybox),
 #   the module at /fastzero.ko, fio at /usr/bin/fio (with its libs), the
@@ -99,7 +101,7 @@ boot() {
 
 main() {
 	local kid='' cpu='' mem=2G smp=2 tmo=600 payload='' cmd='' log='' module=''
-	local no_module=0 fio_flag=() append='' initrd rc=0
+	local no_module=0 fio_flag=() append='' initrd rc=0 progs=()
 	while (($#)); do
 		case $1 in
 		--kernel) kid=$2 ;;
@@ -112,6 +114,7 @@ main() {
 		--log) log=$2 ;;
 		--module) module=$2 ;;
 		--append) append=$2 ;;
+		--prog) progs+=(--prog "$2") ;;
 		--no-module | --no-fio)
 			[[ $1 == --no-module ]] && no_module=1 || fio_flag=(--no-fio)
 			shift
@@ -134,7 +137,7 @@ main() {
 	trap 'rm -rf "$FZ_WORK"' EXIT
 	initrd=$FZ_WORK/initrd.cpio.gz
 	"$FZ_VM_DIR/initramfs.sh" --out "$initrd" --cmd "$cmd" ${payload:+--payload "$payload"} \
-		${module:+--module "$module"} ${KMODS:+--kmods "$KMODS"} "${fio_flag[@]}"
+		${module:+--module "$module"} ${KMODS:+--kmods "$KMODS"} "${fio_flag[@]}" "${progs[@]}"
 	boot "$VMLINUZ" "$initrd" "$cpu" "$mem" "$smp" "$tmo" "$append" "$log" || rc=$?
 	if [[ -e $FZ_WORK/noinit ]]; then
 		echo "FZ: NO INIT after ${FZ_BOOT_DEADLINE:-240} s" | tee -a "$log"

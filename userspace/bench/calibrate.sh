@@ -7,7 +7,10 @@
 # (b) the read size from which non-temporal stores beat one rep stos per
 # extent, with 32 MiB extents and with one call per read; it prints them
 # beside the values the driver derives from the CPU at load, and the
-# modprobe.d line.  Mode: native userspace, this CPU.
+# modprobe.d line.  A value whose deciding row is within its spread (the
+# medians differ by less than the two spreads added: the table's "?") is
+# not advised: the line has only the others, or there is none.  Mode:
+# native userspace, this CPU.
 #
 # Env: QUICK=1              short run (reads up to 256 MiB, 3 repetitions)
 #      CALIBRATE_INSTALL=1  as root, write the line to
@@ -24,7 +27,7 @@ CONF=/etc/modprobe.d/fastzero-calibrated.conf
 TABLE=
 
 main() {
-	local args=(--sections calibrate) out line host
+	local args=(--sections calibrate) out line noise host
 	[[ ${QUICK:-0} != 1 ]] || args+=(--quick)
 	[[ -x $CLEARBENCH ]] || make -s -C "$US_DIR" "$CLEARBENCH" >&2
 	host=$(hostname -s 2>/dev/null || uname -n)
@@ -34,9 +37,15 @@ main() {
 	trap 'rm -f "$TABLE"' EXIT
 	"$CLEARBENCH" "${args[@]}" --csv "$out" "$@" | tee "$TABLE"
 	line=$(sed -n 's/^=> modprobe: //p' "$TABLE")
-	[[ -n $line ]] || { echo "calibrate: no result line" >&2; exit 1; }
+	noise=$(sed -n 's/^=> no_advice: //p' "$TABLE")
+	[[ -n $line || -n $noise ]] || { echo "calibrate: no result line" >&2; exit 1; }
 	echo
 	echo "# mode: native userspace, $(sed -n 's/^# cpu: //p' "$TABLE"); csv: $out"
+	[[ -z $noise ]] || echo "# no advice for $noise"
+	if [[ -z $line ]]; then
+		[[ ${CALIBRATE_INSTALL:-0} != 1 ]] || { echo "calibrate: CALIBRATE_INSTALL=1: nothing to write" >&2; exit 1; }
+		return 0
+	fi
 	echo "# for /etc/modprobe.d (applies at the next load of fastzero):"
 	echo "$line"
 	[[ ${CALIBRATE_INSTALL:-0} == 1 ]] || return 0

@@ -1,6 +1,6 @@
 #!/bin/sh
-# collect.sh - run dd, the fio jobs and fzbench for DEV vs REF, interleaved,
-# and leave the raw outputs in OUTDIR.  Runs natively (bash or sh) and in the
+# collect.sh - run dd, the fio jobs, fzbench and the clients for DEV vs REF,
+# interleaved, and leave the raw outputs in OUTDIR.  Runs natively (bash or sh) and in the
 # busybox VM guest (run-bench.sh puts it in the payload); run-bench.sh turns
 # OUTDIR into the table, the CSV and the plot.
 #
@@ -13,23 +13,27 @@
 #               "FZB: file-end NAME" lines (the VM's serial log is its only exit)
 #   -u          a third series, role U: DEV with fastzero's force_variant
 #               parameter set to "unrolled" (the movq loop /dev/zero uses), in
-#               the read workloads only: dd, fio seq-read-bs, fzbench read and
-#               readv; skipped (meta.txt says why) if the parameter is not
-#               writable.  The other series then run with force_variant=auto;
-#               the value found at the start is restored at exit.
-# Looks next to itself for dd.sh, fzbench (or ../build/fzbench, else
-# $FZBENCH_BIN or the one in PATH), fio-jobs/ (or ../../fio-jobs) and bin/dd
-# (a GNU dd; busybox dd prints no timing).
+#               every workload but fzbench's mmap ones (no read loop on their
+#               path): dd, every fio job, fzbench read, readv and splice, the
+#               clients; skipped
+#               (meta.txt says why) if the parameter is not writable.  The
+#               other series then run with force_variant=auto; the value found
+#               at the start is restored at exit.
+# Looks next to itself for dd.sh, clients.sh, fzbench (or ../build/fzbench,
+# else $FZBENCH_BIN or the one in PATH), fio-jobs/ (or ../../fio-jobs) and
+# bin/dd (a GNU dd; busybox dd prints no timing); clients.sh finds
+# fastzero-run.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 quick=0 mode=native out=/tmp/fzb msizes='' emit=0 want_u=0
-fv=/sys/module/fastzero/parameters/force_variant
-# the fio job files that also run on role U
-u_jobs=seq-read-bs
+# param NAME: the file of the module's parameter NAME (the one place the
+# bench scripts name where fastzero's parameters live)
+param() { echo "/sys/module/fastzero/parameters/$1"; }
+fv=$(param force_variant)
 
 usage() {
-	sed -n '7,19p' "$0" >&2
+	sed -n '7,20p' "$0" >&2
 	exit 2
 }
 
@@ -69,9 +73,11 @@ fi
 if [ "$quick" = 1 ]; then
 	dd_args="-r 3 -t 64M -c 16384"
 	fio_reps=1 fio_rt=1 fz_args=--quick
+	cl_args="-r 3 -n 64M"
 else
 	dd_args="-r 5 -t 256M -c 131072"
 	fio_reps=3 fio_rt=2 fz_args=''
+	cl_args="-r 5 -n 512M"
 fi
 
 # role U: usable only if force_variant takes "unrolled" and "auto"
@@ -86,9 +92,9 @@ if [ "$want_u" = 1 ]; then
 		unrolled=1 u_why=''
 	fi
 fi
-set_variant() {
-	printf '%s\n' "$1" >"$fv"
-}
+# shellcheck source=SCRIPTDIR/roles.sh
+. "$here/roles.sh"
+set_variant() { variant "$fv" "$1"; }
 restore_variant() {
 	[ "$unrolled" = 0 ] || [ -z "$fv_start" ] || printf '%s\n' "$fv_start" >"$fv" || true
 }
@@ -100,7 +106,7 @@ if [ -n "$jobdir" ] && command -v fio >/dev/null 2>&1; then
 	jobs=$(ls "$jobdir"/*.fio)
 fi
 njobs=$(echo "$jobs" | wc -w)
-total=$((2 + njobs * fio_reps + unrolled))
+total=$((3 + njobs * fio_reps + unrolled))
 step=0
 
 progress() {
@@ -121,8 +127,8 @@ rm -f "$out"/*
 	echo "dd=$dd"
 	echo "unrolled=$unrolled${u_why:+ ($u_why)}"
 	[ "$unrolled" = 0 ] || echo "force_variant_start=$fv_start"
-	if [ -r "${fv%/*}/clear_user_variant" ]; then
-		echo "clear_user_variant=$(cat "${fv%/*}/clear_user_variant")"
+	if [ -r "$(param clear_user_variant)" ]; then
+		echo "clear_user_variant=$(cat "$(param clear_user_variant)")"
 	fi
 	echo "date=$(date +%Y%m%d-%H%M%S)"
 } >"$out/meta.txt"
@@ -159,16 +165,7 @@ fio_role() {	# fio_role JOBFILE ROLE REP
 rep=1
 while [ "$rep" -le "$fio_reps" ]; do
 	for j in $jobs; do
-		case " $u_jobs " in
-		*" $(basename "$j" .fio) "*) u=$unrolled ;;
-		*) u=0 ;;
-		esac
-		if [ "$u" = 1 ]; then
-			orders="A,B,U B,U,A U,A,B"
-		else
-			orders="A,B B,A"
-		fi
-		order=$(echo "$orders" | cut -d' ' -f$(((rep - 1) % $(echo "$orders" | wc -w) + 1)) | tr , ' ')
+		order=$(roles "$unrolled" "$rep")
 		progress "fio $(basename "$j") rep $rep, $order (runtime ${fio_rt}s per job)"
 		for role in $order; do
 			fio_role "$j" "$role" "$rep"
@@ -188,17 +185,24 @@ else
 	echo "fzbench not found" >"$out/fzbench.err"
 fi
 
-# 4. fzbench again, read and readv only, with force_variant=unrolled: its
-# /dev/fastzero samples are role U, interleaved with its own REF samples
+# 4. fzbench again, all but the mmap workloads (whose path has no read
+# loop: their ratio is the one to read), with force_variant=unrolled: its
+# DEV samples are role U, interleaved with its own REF samples
 if [ "$unrolled" = 1 ] && [ -n "$fzbench" ]; then
-	progress "fzbench $fz_args --workloads read,readv, $dev force_variant=unrolled"
+	progress "fzbench $fz_args --workloads read,readv,splice, $dev force_variant=unrolled"
 	set_variant unrolled
 	# shellcheck disable=SC2086 # fz_args is empty or one option
 	"$fzbench" --dev "$dev" --ref "$ref" --mode "$mode" $fz_args \
-		--workloads read,readv --mmap-sizes 0 --csv "$out/fzbench-unrolled.csv" \
+		--workloads read,readv,splice --mmap-sizes 0 --csv "$out/fzbench-unrolled.csv" \
 		>"$out/fzbench-unrolled.txt" 2>"$out/fzbench-unrolled.err" || true
 	set_variant auto
 fi
+
+# 5. the clients: unmodified programs on /dev/zero through fastzero-run
+progress "clients (head, cat, uutils cat, pv) through fastzero-run, $dev vs $ref${u_label:-}"
+[ "$unrolled" = 0 ] || cl_args="$cl_args -u $fv"
+# shellcheck disable=SC2086 # cl_args is a list of options
+sh "$here/clients.sh" $cl_args "$dev" "$ref" >"$out/clients.raw" 2>"$out/clients.err" || true
 
 if [ "$emit" = 1 ]; then
 	for f in "$out"/*; do

@@ -124,41 +124,31 @@ shift $((OPTIND - 1))
 [ $# -eq 2 ] || usage
 dev_a=$1 dev_b=$2
 
-# variant VALUE: write PARAM (-u) before an A or U sample
-variant() {
-	printf '%s\n' "$1" >"$param" || { echo "dd.sh: cannot set $param to $1" >&2; exit 1; }
-}
+# shellcheck source=SCRIPTDIR/roles.sh
+. "$(dirname "$0")/roles.sh"
 
 # one ROLE BS REP
 one() {
 	case $1 in
 	A)
-		[ -z "$param" ] || variant auto
+		[ -z "$param" ] || variant "$param" auto
 		sample A "$dev_a" "$2" "$3"
 		;;
 	B) sample B "$dev_b" "$2" "$3" ;;
 	U)
-		variant unrolled
+		variant "$param" unrolled
 		sample U "$dev_a" "$2" "$3"
-		variant auto
+		variant "$param" auto
 		;;
 	esac
 }
 
 run() {
-	if [ -n "$param" ]; then
-		[ -w "$param" ] || { echo "dd.sh: $param is not writable" >&2; exit 1; }
-		orders="A,B,U B,U,A U,A,B"
-	else
-		orders="A,B B,A"
-	fi
-	norders=$(echo "$orders" | wc -w)
+	[ -z "$param" ] || [ -w "$param" ] || { echo "dd.sh: $param is not writable" >&2; exit 1; }
 	rep=1
 	while [ "$rep" -le "$reps" ]; do
-		# interleave, and rotate the order every repetition
-		order=$(echo "$orders" | cut -d' ' -f$(((rep - 1) % norders + 1)) | tr , ' ')
 		for bs in $sizes; do
-			for role in $order; do
+			for role in $(roles "${param:+1}" "$rep"); do
 				one "$role" "$bs" "$rep"
 			done
 		done

@@ -2,11 +2,14 @@
 # microbench.sh - run clearbench natively, keep its CSV and plot it (SVG, PNG); perf's memset beside it.
 #
 # usage: microbench.sh [-o OUTBASE] [CLEARBENCH ARGS...]
+#        microbench.sh --plot CSV OUTBASE   (only the plot of a clearbench CSV)
 #   OUTBASE  path without extension (default: FZ_RESULTS/<YYYYmmdd-HHMMSS>-
 #            <host>-<uname -r>-<mode>-clearbench); writes OUTBASE.csv,
 #            OUTBASE.svg and OUTBASE.png; the table goes to stdout
 #   the other arguments go to clearbench unchanged; a --csv FILE among them
 #   replaces OUTBASE.csv (and gives OUTBASE when there is no -o)
+# The plot's title takes the mode from the CSV (what clearbench measured
+# in), says what it means, and that higher is better.
 # Then perfbench.sh: "perf bench mem memset -k" at 4K, 2M and 1G chunks for
 # each -f function, interleaved with clearbench on the same loop, chunk and
 # total, into OUTBASE-perf.csv (its own env: FZ_PERF=0 leaves it out).
@@ -66,8 +69,43 @@ panel_vars() {	# panel_vars CSV
 		}' "$1"
 }
 
+# mode_title MODE: what the mode of the CSV means, for the plot's title
+mode_title() {
+	case $1 in
+	native) echo "mode native (userspace, this CPU: real hardware)" ;;
+	tcg) echo "mode TCG (QEMU software emulation: NOT hardware, rep stosb ~8x slower than on real CPUs)" ;;
+	*) echo "mode $1" ;;
+	esac
+}
+
+# plot CSV OUTBASE [ERMS_THRESHOLD [CPU]]: OUTBASE.svg and .png of a
+# clearbench CSV; 0 when written (or no gnuplot: a warning), 1 when
+# gnuplot failed
+plot() {
+	local csv=$1 out=$2 thr=${3:-0} cpu=${4:-} mode title sub rc=0
+	if ! need gnuplot gnuplot-nox; then
+		echo "warning: no gnuplot, no plots" >&2
+		return 0
+	fi
+	mode=$(awk -F, 'NR == 2 { print $2; exit }' "$csv")
+	title="clearbench (driver/clear_loops.S): $(mode_title "${mode:-unknown}")${cpu:+, $cpu}, $(date -r "$csv" '+%Y-%m-%d %H:%M')"
+	sub="${cpu:+kernel $(uname -r), host $(hostname -s 2>/dev/null || uname -n); }points: medians, bars: min..max; GB/s: higher is better"
+	gnuplot -e "csvfile=$(gpstr "$csv"); outbase=$(gpstr "$out"); plottitle=$(gpstr "$title"); subtitle=$(gpstr "$sub"); ermsthr=$thr; $(panel_vars "$csv")" \
+		"$BENCH_DIR/plot-clear.gp" 2>"$out.gnuplot.err" || rc=$?
+	if ((rc)); then
+		echo "warning: gnuplot failed, see $out.gnuplot.err" >&2
+		return 1
+	fi
+	[[ -s $out.gnuplot.err ]] || rm -f "$out.gnuplot.err"
+}
+
 main() {
-	local out='' csv='' mode=native args=() a prev='' host now thr title sub rc=0
+	local out='' csv='' mode=native args=() a prev='' host now thr
+	if [[ ${1:-} == --plot ]]; then
+		[[ $# == 3 && -s $2 ]] || { sed -n '4,5p' "$0" >&2; exit 2; }
+		plot "$2" "$3"
+		return
+	fi
 	if [[ ${1:-} == -o ]]; then
 		[[ $# -ge 2 ]] || { sed -n '4,15p' "$0" >&2; exit 2; }
 		out=$2
@@ -103,22 +141,11 @@ main() {
 	echo
 	CLEARBENCH=$CLEARBENCH "$BENCH_DIR/perfbench.sh" -o "$out" || echo "warning: perfbench.sh failed" >&2
 
-	if ! need gnuplot gnuplot-nox; then
-		echo "warning: no gnuplot, no plots" >&2
+	if plot "$csv" "$out" "${thr:-0}" "$(cpu_model)" && [[ -s $out.svg ]]; then
+		echo "# csv: $csv   plot: $out.svg $out.png"
+	else
 		echo "# csv: $csv"
-		return 0
 	fi
-	title="clearbench (driver/clear_loops.S): mode $mode (userspace), $(cpu_model), $(date -d "@$now" '+%Y-%m-%d %H:%M')"
-	sub="kernel $(uname -r), host $host; points: medians, bars: min..max"
-	gnuplot -e "csvfile=$(gpstr "$csv"); outbase=$(gpstr "$out"); plottitle=$(gpstr "$title"); subtitle=$(gpstr "$sub"); ermsthr=${thr:-0}; $(panel_vars "$csv")" \
-		"$BENCH_DIR/plot-clear.gp" 2>"$out.gnuplot.err" || rc=$?
-	if ((rc)); then
-		echo "warning: gnuplot failed, see $out.gnuplot.err" >&2
-		echo "# csv: $csv"
-		return 0
-	fi
-	[[ -s $out.gnuplot.err ]] || rm -f "$out.gnuplot.err"
-	echo "# csv: $csv   plot: $out.svg $out.png"
 }
 
 main "$@"

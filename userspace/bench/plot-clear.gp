@@ -14,7 +14,7 @@
 # Writes outbase.svg and outbase.png.  Points are medians, bars min..max.
 if (!exists("csvfile")) csvfile = 'clearbench.csv'
 if (!exists("outbase")) outbase = csvfile[1:strlen(csvfile) - 4]
-if (!exists("plottitle")) plottitle = 'clearbench, mode native (userspace)'
+if (!exists("plottitle")) plottitle = 'clearbench: GB/s, higher is better'
 if (!exists("subtitle")) subtitle = ''
 if (!exists("cachewl")) cachewl = 'matrix-1M'
 if (!exists("dramwl")) dramwl = 'matrix-1G'
@@ -29,11 +29,14 @@ unit(s) = s[strlen(s):strlen(s)]
 mult(u) = u eq 'K' ? 2**10 : u eq 'M' ? 2**20 : u eq 'G' ? 2**30 : 0
 bytes(s) = mult(unit(s)) ? mult(unit(s)) * real(s[1:strlen(s) - 1]) : real(s)
 
-# one colour and point type per loop, the same in every panel
-loops = 'unrolled rep_stosq erms rep_stosb nt'
+# one colour and point type per loop, the same in every panel; every loop
+# clearbench can time (driver/clear_loops.h's FZ_LOOP_NAMES): a loop this
+# CPU does not run has no rows, and no points
+loops = 'unrolled rep_stosq erms rep_stosb nt clzero'
 shortloops = 'unrolled rep_stosb erms'
 set linetype 5 linecolor rgb '#d55e00'	# nt: the default yellow is too pale
-loopidx(s) = s eq 'unrolled' ? 1 : s eq 'rep_stosq' ? 2 : s eq 'erms' ? 3 : s eq 'rep_stosb' ? 4 : 5
+set linetype 6 linecolor rgb '#000000'	# clzero
+loopidx(s) = s eq 'unrolled' ? 1 : s eq 'rep_stosq' ? 2 : s eq 'erms' ? 3 : s eq 'rep_stosb' ? 4 : s eq 'nt' ? 5 : 6
 pick(wl, s) = strcol(3) eq wl && strcol(5) eq s && strcol(7) ne 'n/a'
 # rows of other series become NaN, which "missing NaN" skips without a gap
 x_of(wl, s) = pick(wl, s) ? bytes(strcol(4)) : NaN
@@ -66,7 +69,7 @@ matrix_panel = ' \
 	if (wl eq "") { eval empty_panel } else { \
 		eval settics(ticks); \
 		set xlabel "chunk size (bytes per loop call)"; \
-		set ylabel "GB/s (median; bars: min..max)"; \
+		set ylabel "GB/s (median; bars: min..max; higher is better)"; \
 		set yrange [0:*]; \
 		plot for [s in loops] csvfile skip 1 using (x_of(wl, s)):7:8:9 \
 			linecolor loopidx(s) pointtype loopidx(s) title s; \
@@ -83,13 +86,13 @@ short_panels = ' \
 	if (shortwl eq "") { eval empty_panel } else { \
 		eval settics(shortticks); \
 		set xlabel "length (bytes per call, cache hot)"; \
-		set ylabel "GB/s (median; bars: min..max)"; \
+		set ylabel "GB/s (median; bars: min..max; higher is better)"; \
 		set yrange [0:*]; \
 		eval thr_marker; \
 		plot for [s in shortloops] csvfile skip 1 using (x_of(shortwl, s)):7:8:9 \
 			linecolor loopidx(s) pointtype loopidx(s) title s; \
 	}; \
-	set title "short clears: speed relative to unrolled (>1: faster; crossover at 1)"; \
+	set title "short clears: speed relative to unrolled (higher is better: >1 faster; crossover at 1)"; \
 	if (shortwl eq "") { eval empty_panel } else { \
 		set ylabel "GB/s ratio vs unrolled (median)"; \
 		plot 1 with lines dashtype 2 linecolor loopidx("unrolled") title "unrolled = 1", \

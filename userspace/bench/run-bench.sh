@@ -7,9 +7,16 @@
 # numbers measure the emulator, and the clear-loop microbenchmark runs natively
 # as well to give real-hardware numbers).
 #
-# Env: QUICK=1               short run (~3 min on 2 cores), else full (~20 min)
+# usage: run-bench.sh                 the bench
+#        run-bench.sh --check-vars    check the variables below and exit: 0,
+#                                     or 64 with one line naming the valid values
+# Env (checked first, before anything is built, fetched or booted):
+#      QUICK=1               short run (~3 min on 2 cores), else (0 or unset)
+#                            full (~20 min)
 #      FZ_BENCH_MODE         force native or vm
-#      FZ_BENCH_KERNEL       guest kernel id for VM mode (default 6.12)
+#      FZ_BENCH_KERNEL       guest kernel id for VM mode (default 6.12; one of
+#                            tests/vm/kernels.sh's FZ_KERNEL_IDS); KERNEL, as
+#                            `make bench KERNEL=7` passes it, is the same
 #      FZ_BENCH_CPU          QEMU -cpu (default max)
 #      FZ_BENCH_MEM          guest memory (default: 3G quick, 4G TCG, 12G KVM)
 #      FZ_BENCH_MMAP         fzbench --mmap-sizes (default: 64M quick, 1G TCG,
@@ -26,14 +33,15 @@
 # <date>-<host>-<uname -r>-native-model.{csv,txt} goes to FZ_RESULTS.
 # Output: table on stdout, <date>-<host>-<kernel>-<mode>.{csv,svg,png} in
 # FZ_RESULTS, the raw outputs in the matching -raw/ directory; TCG adds
-# <date>-<host>-<kernel>-tcg-clearbench.{csv,svg,png} (microbench.sh).
+# the clear loops timed natively on the host, <date>-<host>-<uname -r>-
+# native-clearbench.{csv,svg,png} (microbench.sh).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 US_DIR=$(cd "$BENCH_DIR/.." && pwd)
 REPO=$(cd "$US_DIR/.." && pwd)
 QUICK=${QUICK:-0}
-KERNEL_ID=${FZ_BENCH_KERNEL:-6.12}
+KERNEL_ID=${FZ_BENCH_KERNEL:-${KERNEL:-6.12}}
 QCPU=${FZ_BENCH_CPU:-max}
 RESULTS=${FZ_RESULTS:-$REPO/results}
 DEV=/dev/fastzero
@@ -49,6 +57,29 @@ loud() {
 	printf '%s\n# %s\n%s\n' "$line" "$*" "$line" >&2
 }
 
+# check_vars: every variable above is one of its values, before any work
+# (a wrong one would otherwise be ignored, or fail only after a download)
+check_vars() {
+	local bad=()
+	# shellcheck source=SCRIPTDIR/../../tests/vm/kernels.sh
+	source "$REPO/tests/vm/kernels.sh"
+	[[ $QUICK == [01] ]] || bad+=("QUICK=$QUICK: 1 (the short run) or 0 (the full one)")
+	if [[ -n ${KERNEL:-} && -n ${FZ_BENCH_KERNEL:-} && $KERNEL != "$FZ_BENCH_KERNEL" ]]; then
+		bad+=("KERNEL=$KERNEL and FZ_BENCH_KERNEL=$FZ_BENCH_KERNEL differ: give one")
+	fi
+	fz_kernel_id_ok "$KERNEL_ID" ||
+		bad+=("${FZ_BENCH_KERNEL:+FZ_BENCH_}KERNEL=$KERNEL_ID: the guest kernel id, one of $FZ_KERNEL_IDS")
+	[[ ${FZ_BENCH_MODE:-native} == @(native|vm) ]] || bad+=("FZ_BENCH_MODE=$FZ_BENCH_MODE: native or vm")
+	[[ ${FZ_BENCH_UNROLLED:-auto} == @(auto|0|1) ]] ||
+		bad+=("FZ_BENCH_UNROLLED=$FZ_BENCH_UNROLLED: auto, 1 or 0")
+	[[ ${FZ_BENCH_MEM:-1G} =~ ^[1-9][0-9]*[MG]$ ]] || bad+=("FZ_BENCH_MEM=$FZ_BENCH_MEM: a size such as 4G or 3072M")
+	[[ ${FZ_BENCH_MMAP:-1G} =~ ^(0|[1-9][0-9]*[KMG]?)(,[1-9][0-9]*[KMG]?)*$ ]] ||
+		bad+=("FZ_BENCH_MMAP=$FZ_BENCH_MMAP: sizes such as 64M or 1G,8G (0: none)")
+	((${#bad[@]} == 0)) && return 0
+	printf 'make bench: %s\n' "${bad[@]}" >&2
+	exit 64
+}
+
 need_pkgs() {
 	local p missing=()
 	for p in "$@"; do
@@ -58,6 +89,12 @@ need_pkgs() {
 	say "installing ${missing[*]}"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 ||
 		{ apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2; }
+}
+
+# want_pkgs PKG...: need_pkgs, but a package that cannot be installed (no
+# network) only costs the rows that use it (the clients say which)
+want_pkgs() {
+	need_pkgs "$@" || say "could not install ${*}: the client rows that need them are left out"
 }
 
 accel() {
@@ -72,8 +109,6 @@ pick_mode() {
 	case ${FZ_BENCH_MODE:-} in
 	native) echo native; return ;;
 	vm) accel; return ;;
-	'') ;;
-	*) die "FZ_BENCH_MODE must be native or vm" ;;
 	esac
 	if [[ $EUID == 0 && -e /proc/modules && -d /lib/modules/$(uname -r)/build ]]; then
 		echo native
@@ -114,36 +149,46 @@ run_native() {	# run_native RAWDIR
 	((loaded == 0)) || rmmod fastzero
 }
 
-# The payload: scripts, fzbench, the job files and a GNU dd (its libc is in
-# the guest with fio's libraries; busybox dd prints no timing).
+# The payload: scripts, fastzero-run, fzbench, the job files and a GNU dd
+# (its libc is in the guest with fio's libraries; busybox dd prints no timing).
 make_payload() {	# make_payload DIR
 	mkdir -p "$1/bin" "$1/fio-jobs"
-	cp "$BENCH_DIR/collect.sh" "$BENCH_DIR/dd.sh" "$US_DIR/build/fzbench" "$1/"
+	cp "$BENCH_DIR/collect.sh" "$BENCH_DIR/dd.sh" "$BENCH_DIR/clients.sh" "$BENCH_DIR/roles.sh" \
+		"$US_DIR/fastzero-run" "$US_DIR/build/fzbench" "$1/"
 	cp "$REPO"/fio-jobs/*.fio "$1/fio-jobs/"
 	cp "$(command -v dd)" "$1/bin/dd"
 }
 
+# The clients' programs in the guest, at their host paths (run-vm.sh
+# --prog): bash for fastzero-run, GNU cat and head (before busybox's in
+# PATH), uutils' multi-call coreutils, pv.
+CLIENT_PROGS=(/bin/bash /usr/bin/cat /usr/bin/head /usr/bin/coreutils /usr/bin/pv)
+
 run_vm() {	# run_vm MODE RAWDIR
-	local mode=$1 raw=$2 payload log mem tmo opts cmd rc=0
+	local mode=$1 raw=$2 payload log mem tmo opts cmd rc=0 p progs=()
 	[[ -x $REPO/tests/vm/run-vm.sh ]] || die "tests/vm/run-vm.sh missing: VM mode unavailable"
 	payload=$(mktemp -d)
 	make_payload "$payload"
 	mapfile -t opts < <(collect_opts "$mode")
 	if [[ $QUICK == 1 ]]; then
-		mem=3G tmo=300
+		mem=3G tmo=900
 	elif [[ $mode == tcg ]]; then
-		mem=4G tmo=1500
+		mem=4G tmo=2400
 	else
 		mem=12G tmo=1500
 	fi
 	mem=${FZ_BENCH_MEM:-$mem}
+	for p in "${CLIENT_PROGS[@]}"; do
+		[[ ! -x $p ]] || progs+=(--prog "$p")
+	done
 	cmd="sh ./collect.sh -e -o /tmp/fzb ${opts[*]} $DEV $REF"
 	log=$raw.vm.log
 	say "VM: kernel $KERNEL_ID, cpu $QCPU, $mode, mem $mem, timeout ${tmo}s, log $log"
 	"$REPO/tests/vm/run-vm.sh" --kernel "$KERNEL_ID" --cpu "$QCPU" --mem "$mem" \
-		--timeout "$tmo" --payload "$payload" --cmd "$cmd" --log "$log" \
+		--timeout "$tmo" --payload "$payload" --cmd "$cmd" --log "$log" "${progs[@]}" \
 		| grep --line-buffered -E '^\[[0-9]+/[0-9]+\]|^FZ: (boot|insmod|variant|done)' >&2 || rc=$?
 	rm -rf "$payload"
+	[[ -s $log ]] || die "the VM did not start (run-vm.sh status $rc): no $log"
 	mkdir -p "$raw"
 	awk -v dir="$raw" '
 		/^FZB: file-begin / { f = dir "/" $3; printf "" > f; next }
@@ -172,11 +217,10 @@ tcg_warning() {	# tcg_warning RAWDIR: on stdout, next to the table
 
 main() {
 	local mode kver host stamp base raw
+	check_vars
+	[[ ${1:-} != --check-vars ]] || exit 0
 	need_pkgs gcc make fio gnuplot-nox jq
-	case ${FZ_BENCH_UNROLLED:-auto} in
-	auto | 0 | 1) ;;
-	*) die "FZ_BENCH_UNROLLED must be auto, 1 or 0" ;;
-	esac
+	want_pkgs pv rust-coreutils
 	mode=$(pick_mode)
 	case $mode in
 	native) loud "MODE: NATIVE - module loaded into the running kernel $(uname -r)" ;;
@@ -206,7 +250,7 @@ main() {
 	if [[ $mode == tcg ]]; then
 		loud "real hardware: the driver's clear loops in userspace (clearbench, mode native)" 2>&1
 		QUICK=$QUICK CLEARBENCH=$US_DIR/build/clearbench \
-			"$BENCH_DIR/microbench.sh" -o "$base-clearbench"
+			"$BENCH_DIR/microbench.sh" -o "$RESULTS/$stamp-$host-$(uname -r)-native-clearbench"
 	fi
 }
 
