@@ -94,7 +94,9 @@ main() {
 	for f in "$OUT"/src/*.deb "$OUT"/src/*.buildinfo "$OUT"/src/*.changes; do
 		[[ -e $f ]] && mv "$f" "$OUT/"
 	done
-	rm -rf "$OUT/src"
+	# FZ_DEB_KEEP_SRC=1: the copy stays, with its changelog (autopkgtest
+	# tests the packages from a source tree: tests/vm/sid-debs.sh)
+	[[ -n ${FZ_DEB_KEEP_SRC:-} ]] || rm -rf "$OUT/src"
 	say "lintian -I on $(cd "$OUT" && echo ./*.deb)"
 	lintian -I --tag-display-limit 0 "$OUT"/*.deb 2>&1 |
 		grep -v '^running with root privileges is not recommended!$' >"$OUT/lintian.txt" || true

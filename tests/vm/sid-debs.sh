@@ -60,10 +60,10 @@ checkout_dkms() {
 	local kver=$1 ver=$2 logs=$FZ_CACHE/sid/debs out
 	step "sid: dkms install . -k $kver (DKMS from the checkout)" "$logs/checkout-dkms.log" \
 		sh -c "cd $SD_IN/tree && dkms install . -k $kver" || return 0
-	out=$(fz_sid_run dkms status fastzero 2>&1)
+	out=$(fz_sid_run dkms status fastzero 2>&1) || true
 	[[ $out == *"fastzero/$ver, $kver, x86_64: installed"* ]]
 	tap $? "sid: dkms status: fastzero/$ver installed for $kver" "dkms status: $out"
-	out=$(fz_sid_run sh -c "modinfo -F signer /lib/modules/$kver/updates/dkms/fastzero.ko*" 2>&1)
+	out=$(fz_sid_run sh -c "modinfo -F signer /lib/modules/$kver/updates/dkms/fastzero.ko*" 2>&1) || true
 	[[ -n $out ]] && fz_sid_run test -f /var/lib/dkms/mok.pub
 	tap $? "sid: DKMS signed it with its MOK key (signer: $out)"
 	for out in "-k 5.10.0-30-amd64" "-k $kver -a aarch64"; do
@@ -73,9 +73,29 @@ checkout_dkms() {
 		tap $? "sid: dkms build $out is refused (BUILD_EXCLUSIVE)" "log: $logs/exclusive.log"
 	done
 	step "sid: make dkms-uninstall" "$logs/checkout-dkms.log" make -C "$SD_IN/tree" dkms-uninstall
-	out=$(fz_sid_run sh -c "dkms status fastzero; ls /lib/modules/*/updates/dkms/fastzero.ko* /usr/src/fastzero-$ver" 2>/dev/null)
+	out=$(fz_sid_run sh -c "dkms status fastzero; ls /lib/modules/*/updates/dkms/fastzero.ko* /usr/src/fastzero-$ver" 2>/dev/null) || true
 	[[ -z $out ]]
 	tap $? "sid: DKMS removed fastzero from every kernel, and its /usr/src copy" "left: $out"
+}
+
+# autopkgtest_dkms VER: autodep8's dkms-autopkgtest on the package, through
+# autopkgtest with the null server (the chroot is the testbed; the test
+# breaks it, which this tier undoes with the purge).  A superficial test is
+# all it has, so a pass exits 8 ("no real tests"): judged by its summary,
+# a PASS for every kernel with headers and no FAIL.
+autopkgtest_dkms() {
+	local ver=$1 log=$FZ_CACHE/sid/debs/autopkgtest.log rc=0 name
+	name="sid: autopkgtest-pkg-dkms (autopkgtest -- null): DKMS builds and installs for every kernel with headers"
+	fz_sid_run autopkgtest --no-built-binaries --ignore-restrictions=breaks-testbed \
+		"$SD_IN/out/src/fastzero-$ver/" "$SD_IN/out/fastzero-dkms_${ver}_all.deb" -- null \
+		>"$log" 2>&1 || rc=$?
+	sed -n 's/^I: \(PASS\|FAIL\|SKIP\) /# autopkgtest: \1 /p' "$log"
+	if [[ $rc == 0 || $rc == 8 ]] && grep -q '^dkms-autopkgtest *PASS' "$log" &&
+		grep -q '^I: PASS ' "$log" && ! grep -q '^I: FAIL ' "$log"; then
+		tap 0 "$name"
+	else
+		tap 1 "$name" "autopkgtest exited $rc, log: $log"
+	fi
 }
 
 main() {
@@ -91,6 +111,9 @@ main() {
 	fz_sid_apt_update
 	step "sid: ${SD_PKGS[*]} installed in the chroot" "$logs/apt.log" \
 		apt-get install -y -qq --no-install-recommends "${SD_PKGS[@]}" || exit 1
+	# what a run that stopped half way left in the chroot
+	fz_sid_run sh -c "apt-get purge -y -qq fastzero-dkms fastzero-tools; dkms remove fastzero/$ver --all;
+		rm -rf /usr/src/fastzero-$ver" >/dev/null 2>&1 || true
 	rm -rf "$r$SD_IN"
 	fz_stage_tree "$r$SD_IN/tree" || {
 		tap 1 "sid: checkout staged in the chroot"
@@ -98,7 +121,7 @@ main() {
 	}
 	checkout_dkms "$kver" "$ver"
 	step "sid: make deb (dpkg-buildpackage; lintian: no errors)" "$logs/make-deb.log" \
-		env FZ_DEB_OUT="$SD_IN/out" "$SD_IN/tree/debian/make-deb.sh" || exit 1
+		env FZ_DEB_OUT="$SD_IN/out" FZ_DEB_KEEP_SRC=1 "$SD_IN/tree/debian/make-deb.sh" || exit 1
 	sed -n 's/^/# lintian (sid): /p' "$r$SD_IN/out/lintian.txt"
 	# DKMS builds at install for the running kernel only, which has no
 	# headers here (the host's): it says so and goes on
@@ -115,10 +138,7 @@ main() {
 		keep_module "$kver" "$logs/dkms-$kver.ko"
 		tap $? "sid: the DKMS module kept for kernel 7's boot ($logs/dkms-$kver.ko)"
 	fi
-	step "sid: autopkgtest-pkg-dkms (autopkgtest -- null): DKMS builds and installs for every kernel with headers" \
-		"$logs/autopkgtest.log" autopkgtest --no-built-binaries "$SD_IN/tree/" \
-		"$SD_IN/out/fastzero-dkms_${ver}_all.deb" -- null
-	sed -n 's/^I: \(PASS\|FAIL\|SKIP\) /# autopkgtest: \1 /p' "$logs/autopkgtest.log"
+	autopkgtest_dkms "$ver"
 	step "sid: apt purge fastzero-dkms fastzero-tools" "$logs/purge.log" \
 		apt-get purge -y -qq fastzero-dkms fastzero-tools
 	out=$(fz_sid_run dkms status fastzero 2>&1)
