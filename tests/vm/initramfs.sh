@@ -100,7 +100,7 @@ echo "FZ: dmesg-begin"
 dmesg
 echo "FZ: dmesg-end"
 echo "FZ: done rc=$rc"
-# QEMU runs with -no-reboot: a reset ends it, on kernels without ACPI too
+# QEMU runs with -no-reboot: the reset ends it
 reboot -f
 EOF
 	chmod 755 "$1"
