@@ -603,7 +603,7 @@ g_packages_use() {
 		'fastzero-run dd if=/dev/zero bs=1M count=256 status=none | cmp -n 268435456 - /dev/zero'
 	g_via "fastzero-run head -c 256M /dev/zero | cmp with the stock /dev/zero" read_bytes $((256 << 20)) \
 		'fastzero-run head -c 256M /dev/zero | cmp -n 268435456 - /dev/zero'
-	g_via "fastzero-run pv -q -S -s 4G /dev/zero >/dev/null (splice)" read_bytes $((4 << 30)) \
+	g_via "fastzero-run pv -q -S -s 4G /dev/zero >/dev/null (pv reads: it splices only into a pipe)" read_bytes $((4 << 30)) \
 		'fastzero-run pv -q -S -s 4G /dev/zero >/dev/null'
 	g_via "fastzero-run pv -q -S -s 256M /dev/zero | cmp with the stock /dev/zero" read_bytes $((256 << 20)) \
 		'fastzero-run pv -q -S -s 256M /dev/zero | cmp -n 268435456 - /dev/zero'
