@@ -169,7 +169,7 @@ static inline void fz_clear_pages(void *addr, unsigned int npages)
  * every whole 64-byte line, the unrolled loop for the tail, one sfence
  * before it returns.  CLZERO zeroes a line without reading it in, so a
  * destination that is not in the cache costs no read-for-ownership (Zen 4,
- * userspace: 2.3x rep stosb for cold 1-16 MiB clears, issue 27).  Callers
+ * userspace: 2.3x rep stosb for cold 1-16 MiB clears, docs/design-clear.md).  Callers
  * use it only when fz_clzero_usable(): the CPU ran it at load.  Does no
  * exception handling.
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lint.sh - the checks a maintainer runs: checkpatch --strict and sparse on the driver, cppcheck on the userspace C, shellcheck on the scripts, the docs against the code.
+# lint.sh - the checks a maintainer runs: checkpatch --strict and sparse on the driver, cppcheck on the userspace C, shellcheck on the scripts, no history in the tree, the docs against the code.
 #
 # checkpatch.pl comes from Debian's linux-source package, unpacked once into
 # $FZ_CACHE/checkpatch (only the script and its data files are kept).
@@ -74,7 +74,7 @@ lint_checkpatch() {
 lint_shellcheck() {
 	local out
 	command -v shellcheck >/dev/null || apt_install shellcheck
-	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/doccheck.sh tests/results-table.sh \
+	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/doccheck.sh tests/nohistory.sh tests/results-table.sh \
 		tests/vm/*.sh tests/host/*.sh \
 		userspace/bench/*.sh userspace/fastzero-run userspace/fastzero-bench \
 		debian/make-deb.sh debian/doc-links.sh .ci/run 2>&1) || true
@@ -129,6 +129,14 @@ lint_cppcheck() {
 	report "$([[ -z $out ]] && echo 0 || echo 1)" "cppcheck userspace/ tests/suite/"
 }
 
+# No issue numbers or work history in code, tests or docs (tests/nohistory.sh).
+lint_history() {
+	local out
+	out=$("$REPO/tests/nohistory.sh" 2>&1) || true
+	[[ -z $out ]] || printf '%s\n' "$out" | cut -c1-200 | sed 's/^/# /'
+	report "$([[ -z $out ]] && echo 0 || echo 1)" "no issue numbers or history in code, tests and docs"
+}
+
 # The docs against the code (tests/doccheck.sh): its own TAP lines.
 lint_docs() {
 	"$REPO/tests/doccheck.sh" || rc=1
@@ -138,5 +146,6 @@ lint_checkpatch
 lint_sparse
 lint_cppcheck
 lint_shellcheck
+lint_history
 lint_docs
 exit "$rc"

@@ -441,7 +441,7 @@ static const struct fault_case {
 	{ "shmem-ioa0", "shmem-ioa0", 4u << 10, 0, FZ_LOOP_STOSB },
 	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_STOSB },
 	/*
-	 * The driver's one pass with the cold-memory stores (issue 27): only
+	 * The driver's one pass with the cold-memory stores: only
 	 * where init_on_alloc=0, since with =1 the allocator's clear is the
 	 * only one and the driver's store does not run (shared_clear.c).
 	 */
@@ -500,7 +500,7 @@ static void section_fault(const struct opts *o, struct bl_report *rep,
 	}
 }
 
-/* --- section: stores, every store in both patterns of issue 27 ---------- */
+/* --- section: stores, every store in the reused and the cold pattern ---- */
 
 #define STORES_COLD	(4ul << 30)	/* perf bench mem memset -s 4GB */
 
@@ -565,7 +565,7 @@ static void section_stores(const struct opts *o, struct bl_report *rep,
  * Read sizes for the non-temporal crossover: from a few L2s (4 MiB) up to
  * the driver's extents (32 MiB) and beyond.  A reused buffer that the
  * last-level cache would hold may not stay there on a shared host: on the
- * Xeon VM of issue 27 (48 MiB L3) movnti beat rep stosb from 8 MiB on,
+ * Xeon VM of results/README-xeon-stores-native.txt (48 MiB L3) movnti beat rep stosb from 8 MiB on,
  * where glibc's rule (LLC / 4, at least 3/4 of a thread's share) says 18.
  */
 static const size_t cal_sizes[] = {

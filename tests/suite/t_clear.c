@@ -531,7 +531,7 @@ static int count_vmas(const void *p, size_t len, char *name, size_t nlen)
  * how many VMAs are left, and what a following mremap() to 8 MiB
  * (MREMAP_MAYMOVE) returns.  /dev/zero's merges back into one VMA, which
  * grows; a VMA with vm_ops->close never merges (can_merge_remove_vma()),
- * and mremap() then fails over three VMAs (issue 26, point 1).
+ * and mremap() then fails over three VMAs.
  */
 static int split_join(int fd, int *vmas, int *remap_err, char *name, size_t nlen)
 {
@@ -864,8 +864,8 @@ static void restore(void)
  * PMDs (ShmemPmdMapped in smaps), as shmem's own fault maps it.  Except
  * advise with driver, which must be refused at load with EINVAL:
  * shmem_get_folio() passes shmem no VMA, so under huge=advise the driver's
- * allocations never saw MADV_HUGEPAGE and took 4 KiB pages (issue 26,
- * point 2).  Runs with the module reloaded; the caller restores it.
+ * allocations never saw MADV_HUGEPAGE and took 4 KiB pages.  Runs with the
+ * module reloaded; the caller restores it.
  */
 struct huge_pair {
 	const char *huge, *clear;

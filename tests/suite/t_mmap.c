@@ -897,7 +897,7 @@ static const struct compat_case compat_cases[] = {
  * must be the reference's (none: consecutive MAP_ANONYMOUS mappings abut,
  * THP-aligned or not, and so do /dev/zero's).  fastzero aligns these to
  * 2 MiB, and a placement that rounds a padded search up leaves 2 MiB
- * unmapped above each (issue 26, point 5).
+ * unmapped above each.
  */
 
 #define ROW		3
