@@ -54,7 +54,8 @@ DG_NO_MODULES=(sound drivers/gpu drivers/media drivers/net drivers/infiniband dr
 	drivers/input drivers/md drivers/nvme drivers/hwmon drivers/mtd drivers/thunderbolt
 	drivers/platform drivers/crypto drivers/edac drivers/firewire drivers/pcmcia
 	net fs/btrfs fs/xfs fs/nfs fs/nfsd fs/ocfs2 fs/ceph fs/smb fs/gfs2 fs/f2fs fs/bcachefs)
-DG_NO_FILES=(/usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/*)
+# Quoted: dpkg matches the globs; the host's shell must not expand them.
+DG_NO_FILES=('/usr/share/doc/*' '/usr/share/man/*' '/usr/share/info/*' '/usr/share/locale/*')
 # The initramfs holds what the guest's root disk needs, not every driver.
 DG_INITRAMFS_MODULES=(virtio_pci virtio_blk ext4)
 
