@@ -746,24 +746,40 @@ static double churn_rate(int fd, double secs, int *err)
 	return ops / (fz_now() - t0);
 }
 
+/*
+ * Both devices' MAP_SHARED mmap()+munmap() rate, interleaved: fastzero must
+ * keep at least half of /dev/zero's.  Under TCG a busy host moves one round
+ * by 2x either way, so a round under the bound is measured again, up to
+ * three rounds, and the best is judged: a real slowdown fails all three.
+ */
 static int test_churn(const void *arg, char *why)
 {
-	double secs = fz_quick ? 0.5 : 1.5, r_ref = 0, r_dev = 0;
-	int err = 0, i;
+	double secs = fz_quick ? 0.5 : 1.5, r_ref, r_dev, best = 0;
+	double best_ref = 0, best_dev = 0;
+	int err = 0, i, round;
 
 	(void)arg;
-	for (i = 0; i < 2; i++) {	/* interleaved, twice */
-		r_ref += churn_rate(ref, secs, &err);
-		r_dev += churn_rate(dev, secs, &err);
+	for (round = 0; round < 3 && best < 0.5; round++) {
+		r_ref = 0;
+		r_dev = 0;
+		for (i = 0; i < 2; i++) {	/* interleaved, twice */
+			r_ref += churn_rate(ref, secs, &err);
+			r_dev += churn_rate(dev, secs, &err);
+		}
+		if (err)
+			return fz_fail(why, "mmap: %s", strerror(err));
+		fz_diag("  %d threads, mmap(4 KiB, MAP_SHARED) + munmap per second: %s %.0f, %s %.0f (%.2fx)",
+			CHURN_THREADS, fz_dev_name, r_dev / 2, fz_ref_name, r_ref / 2,
+			r_dev / r_ref);
+		if (r_dev / r_ref > best) {
+			best = r_dev / r_ref;
+			best_ref = r_ref;
+			best_dev = r_dev;
+		}
 	}
-	if (err)
-		return fz_fail(why, "mmap: %s", strerror(err));
-	fz_diag("  %d threads, mmap(4 KiB, MAP_SHARED) + munmap per second: %s %.0f, %s %.0f (%.2fx)",
-		CHURN_THREADS, fz_dev_name, r_dev / 2, fz_ref_name, r_ref / 2,
-		r_dev / r_ref);
-	if (r_dev < r_ref / 2)
-		return fz_fail(why, "%.0f per second, %s %.0f", r_dev / 2,
-			       fz_ref_name, r_ref / 2);
+	if (best < 0.5)
+		return fz_fail(why, "%.0f per second, %s %.0f (best of 3 rounds)",
+			       best_dev / 2, fz_ref_name, best_ref / 2);
 	return FZ_PASS;
 }
 
