@@ -355,6 +355,11 @@ g_snapshot() {
 g_param() { cat "/sys/module/fastzero/parameters/$1" 2>/dev/null; }
 g_loaded() { [[ -d /sys/module/fastzero ]]; }
 g_dev_ok() { [[ -c /dev/fastzero && $(stat -c %a /dev/fastzero) == 666 ]]; }
+# g_pkg_module_ok VERSION: modprobe loads the package's DKMS module, that version.
+g_pkg_module_ok() {
+	modprobe fastzero && modinfo -F filename fastzero | grep -q /updates/dkms/ &&
+		[[ $(cat /sys/module/fastzero/version) == "$1" ]] && g_dev_ok
+}
 g_reload_chunk() { modprobe -r fastzero && modprobe fastzero && [[ $(g_param chunk_size) == 65536 ]]; }
 
 # g_modinfo_fields VERSION MODINFO: version, a description and an author.
@@ -476,6 +481,10 @@ g_fs_changed() {
 
 # g_dkms_has VERSION KVER: DKMS has fastzero VERSION installed for KVER.
 g_dkms_has() { dkms status fastzero | grep -q "^fastzero/$1, $2, x86_64: installed"; }
+# g_upgraded NEW KVER OLD: DKMS has NEW for KVER and nothing of OLD.
+g_upgraded() { g_dkms_has "$1" "$2" && ! dkms status fastzero | grep -q "^fastzero/$3,"; }
+# g_headers_dkms VERSION KVER: the offline headers .debs install, DKMS builds for KVER.
+g_headers_dkms() { dpkg -i "$DG_DEBS"/*.deb && g_dkms_has "$1" "$2"; }
 
 # g_via NAME STAT MIN CMD: one step; CMD succeeds and the device's counter
 # STAT grew by at least MIN: what CMD read came through fastzero.
@@ -555,8 +564,7 @@ g_packages_install() {
 	dkms status
 	g_check "the package's DKMS built and installed fastzero $v for $k1" g_dkms_has "$v" "$k1"
 	g_check "modprobe fastzero: the package's module, /dev/fastzero 0666, version $v" \
-		bash -c "modprobe fastzero && modinfo -F filename fastzero | grep -q /updates/dkms/ &&
-			[[ \$(cat /sys/module/fastzero/version) == '$v' ]] && g_dev_ok"
+		g_pkg_module_ok "$v"
 	g_readme 'echo fastzero >/etc/modules-load.d/fastzero.conf'
 	sed -i 's/^#options fastzero chunk_size=.*/options fastzero chunk_size=65536/' /etc/modprobe.d/fastzero.conf
 	g_check "modprobe.d: chunk_size=65536 set in the package's example" \
@@ -586,7 +594,7 @@ g_packages_use() {
 	out=$(apt-get install -y --no-install-recommends "$b"/fastzero-dkms_*.deb "$b"/fastzero-tools_*.deb 2>&1)
 	printf '%s\n' "$out"
 	g_check "apt install of $v2 over $v, the module in use: completes" \
-		bash -c "g_dkms_has '$v2' '$k1' && ! dkms status fastzero | grep -q '^fastzero/$v,'"
+		g_upgraded "$v2" "$k1" "$v"
 	g_check "the upgrade says $v is still loaded and how to reload" \
 		grep -q "version $v is still loaded" <<<"$out"
 	g_check "every holder still reads what it should (zeros, its own page)" g_holders_wait
@@ -594,7 +602,7 @@ g_packages_use() {
 		bash -c "modprobe -r fastzero && modprobe fastzero && [[ \$(cat /sys/module/fastzero/version) == '$v2' ]]"
 	# A second kernel's headers, installed later: DKMS builds for it too.
 	g_check "dpkg -i linux-headers-$k2 and its dependencies (offline .debs): DKMS builds the package's fastzero for it too" \
-		bash -c "dpkg -i $DG_DEBS/*.deb && g_dkms_has '$v2' '$k2'"
+		g_headers_dkms "$v2" "$k2"
 	f=$(compgen -G "/lib/modules/$k2/updates/dkms/fastzero.ko*" | head -n1)
 	g_check "the $k2 module's vermagic is $k2" \
 		grep -q "^$k2 " <<<"$(modinfo -F vermagic "${f:-/nonexistent}")"
