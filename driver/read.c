@@ -72,8 +72,8 @@ size_t fz_read_extent(const char **why)
 
 /*
  * One read's extents (policy.h): a probe, then a main extent that takes
- * FZ_EXTENT_BUDGET_NS at the probe's rate, and so on, as this read
- * measured them.  The clock is read only around extents that another one
+ * FZ_EXTENT_BUDGET_NS at the rates this read measured, ramping up from
+ * the probe, and so on.  The clock is read only around extents that another one
  * follows, and is ktime_get_ns(): a task that migrates mid-extent sees no
  * skew between CPUs' clocks; one that is preempted measures long, and its
  * next extent is the shorter for it.
@@ -95,11 +95,18 @@ static void fz_extent_start(struct fz_extent *e, size_t n, size_t left)
 	e->t0 = left > n ? ktime_get_ns() : 0;
 }
 
-/* After clearing @done bytes (before any cond_resched()). */
-static void fz_extent_end(struct fz_extent *e, size_t done)
+/*
+ * After clearing @done bytes (before any cond_resched()) of an extent the
+ * VMA lookup cut from @want to @n bytes: the next byte is in another
+ * mapping, whose memory nothing measured yet.
+ */
+static void fz_extent_end(struct fz_extent *e, size_t done, size_t n,
+			  size_t want)
 {
 	if (e->t0)
 		fz_policy_extents_done(&e->x, done, ktime_get_ns() - e->t0);
+	if (n < want)
+		fz_policy_extents_new_mapping(&e->x);
 }
 
 /*
@@ -144,12 +151,13 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 	fz_extent_init(&e, count);
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
-		size_t chunk = fz_extent_in_vma(buf + cleared, min(count, e.x.next));
+		size_t want = min(count, e.x.next);
+		size_t chunk = fz_extent_in_vma(buf + cleared, want);
 		size_t left;
 
 		fz_extent_start(&e, chunk, count);
 		left = fz_clear_chunk(loop, buf + cleared, chunk);
-		fz_extent_end(&e, chunk - left);
+		fz_extent_end(&e, chunk - left, chunk, want);
 		cleared += chunk - left;
 		if (unlikely(left)) {
 			fz_stat_inc(FZ_STAT_READ_FAULTS);
@@ -205,14 +213,18 @@ static size_t fz_zero_iter(int loop, struct iov_iter *iter, size_t max,
 
 /*
  * Bytes the next extent clears: at most @max, the iterator's current user
- * segment, and the VMA its first byte is in (fz_extent_in_vma()).
+ * segment, and the VMA its first byte is in (fz_extent_in_vma()); *@want
+ * is what it would be without the VMA.
  */
-static size_t fz_iter_step(const struct iov_iter *iter, size_t max)
+static size_t fz_iter_step(const struct iov_iter *iter, size_t max,
+			   size_t *want)
 {
-	if (user_backed_iter(iter))
-		return fz_extent_in_vma(fz_iter_user_addr(iter),
-					min(fz_iter_user_len(iter), max));
-	return min(iov_iter_count(iter), max);
+	if (user_backed_iter(iter)) {
+		*want = min(fz_iter_user_len(iter), max);
+		return fz_extent_in_vma(fz_iter_user_addr(iter), *want);
+	}
+	*want = min(iov_iter_count(iter), max);
+	return *want;
 }
 
 /*
@@ -231,13 +243,13 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	fz_extent_init(&e, iov_iter_count(iter));
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (iov_iter_count(iter)) {
-		size_t left = iov_iter_count(iter), done;
-		size_t step = fz_iter_step(iter, e.x.next);
+		size_t left = iov_iter_count(iter), done, want;
+		size_t step = fz_iter_step(iter, e.x.next, &want);
 		bool fault;
 
 		fz_extent_start(&e, step, left);
 		done = fz_zero_iter(loop, iter, step, &fault);
-		fz_extent_end(&e, done);
+		fz_extent_end(&e, done, step, want);
 		written += done;
 		if (unlikely(fault)) {
 			fz_stat_inc(FZ_STAT_READ_FAULTS);
