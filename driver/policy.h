@@ -96,10 +96,14 @@ static inline unsigned long fz_policy_fit(unsigned long bytes,
  * @next: bytes of the read's next extent
  * @cap: what the budget clears at the rate of the read's last main extent
  * @timed: bytes the read cleared and timed since it entered this mapping
+ * @part: bytes of the current extent cleared so far (an extent may span
+ *	  iovec segments: its size depends on the bytes, not the cut)
+ * @part_ns: nanoseconds they took
  * @probe: the next extent is a probe
  */
 struct fz_extents {
-	unsigned long chunk_size, next, cap, timed;
+	unsigned long chunk_size, next, cap, timed, part;
+	unsigned long long part_ns;
 	bool probe;
 };
 
@@ -119,6 +123,8 @@ static inline void fz_policy_extents_init(struct fz_extents *x,
 		x->next = FZ_EXTENT_WHOLE;
 	x->cap = FZ_EXTENT_MAX;
 	x->timed = 0;
+	x->part = 0;
+	x->part_ns = 0;
 	x->probe = true;
 }
 
@@ -174,7 +180,43 @@ static inline void fz_policy_extents_new_mapping(struct fz_extents *x)
 	x->next = FZ_EXTENT_PROBE;
 	x->cap = FZ_EXTENT_MAX;
 	x->timed = 0;
+	x->part = 0;
+	x->part_ns = 0;
 	x->probe = true;
+}
+
+/**
+ * fz_policy_extents_room() - bytes the current extent may still clear
+ * @x: the state
+ *
+ * Return: @x->next less what the extent's earlier pieces cleared.
+ */
+static inline unsigned long fz_policy_extents_room(const struct fz_extents *x)
+{
+	return x->next - x->part;
+}
+
+/**
+ * fz_policy_extents_piece() - account one timed piece of the current extent
+ * @x: the state
+ * @bytes: bytes the piece cleared (one iovec segment's share); 0 changes
+ *	   nothing, so an empty segment is as if it were not there
+ * @ns: nanoseconds it took
+ *
+ * Once the pieces fill the extent, fz_policy_extents_done() sizes the
+ * next one from all of them.
+ */
+static inline void fz_policy_extents_piece(struct fz_extents *x,
+					   unsigned long bytes,
+					   unsigned long long ns)
+{
+	x->part += bytes;
+	x->part_ns += ns;
+	if (x->part < x->next)
+		return;
+	fz_policy_extents_done(x, x->part, x->part_ns);
+	x->part = 0;
+	x->part_ns = 0;
 }
 
 /**

@@ -81,18 +81,20 @@ size_t fz_read_extent(const char **why)
 struct fz_extent {
 	struct fz_extents x;
 	u64 t0;
+	unsigned long vm_start;	/* the mapping the extent is in; 0: unknown */
 };
 
 static void fz_extent_init(struct fz_extent *e, size_t total)
 {
 	fz_policy_extents_init(&e->x, READ_ONCE(fz_chunk_size), total);
 	e->t0 = 0;
+	e->vm_start = 0;
 }
 
 /* Before clearing @n of the @left bytes the read still has to do. */
 static void fz_extent_start(struct fz_extent *e, size_t n, size_t left)
 {
-	e->t0 = left > n ? ktime_get_ns() : 0;
+	e->t0 = n && left > n ? ktime_get_ns() : 0;
 }
 
 /*
@@ -104,7 +106,7 @@ static void fz_extent_end(struct fz_extent *e, size_t done, size_t n,
 			  size_t want)
 {
 	if (e->t0)
-		fz_policy_extents_done(&e->x, done, ktime_get_ns() - e->t0);
+		fz_policy_extents_piece(&e->x, done, ktime_get_ns() - e->t0);
 	if (n < want)
 		fz_policy_extents_new_mapping(&e->x);
 }
@@ -121,17 +123,22 @@ static void fz_extent_end(struct fz_extent *e, size_t done, size_t n,
  * latency it adds is that process's own and its CPU's, at most one
  * FZ_EXTENT_MAX extent of the slower memory).
  */
-static size_t fz_extent_in_vma(const char __user *to, size_t n)
+static size_t fz_extent_in_vma(const char __user *to, size_t n,
+			       unsigned long *vm_start)
 {
 	unsigned long addr = (unsigned long)to;
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
 
+	*vm_start = 0;
 	if (n <= FZ_EXTENT_PROBE || !mm || !mmap_read_trylock(mm))
 		return n;
 	vma = vma_lookup(mm, addr);
-	if (vma && vma->vm_end - addr < n)
-		n = vma->vm_end - addr;
+	if (vma) {
+		*vm_start = vma->vm_start;
+		if (vma->vm_end - addr < n)
+			n = vma->vm_end - addr;
+	}
 	mmap_read_unlock(mm);
 	return n;
 }
@@ -152,7 +159,8 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
 		size_t want = min(count, e.x.next);
-		size_t chunk = fz_extent_in_vma(buf + cleared, want);
+		unsigned long vm_start;
+		size_t chunk = fz_extent_in_vma(buf + cleared, want, &vm_start);
 		size_t left;
 
 		fz_extent_start(&e, chunk, count);
@@ -212,19 +220,35 @@ static size_t fz_zero_iter(int loop, struct iov_iter *iter, size_t max,
 }
 
 /*
- * Bytes the next extent clears: at most @max, the iterator's current user
- * segment, and the VMA its first byte is in (fz_extent_in_vma()); *@want
- * is what it would be without the VMA.
+ * Bytes the next piece of the current extent clears: what the extent has
+ * room for, at most the iterator's current user segment and the VMA its
+ * first byte is in (fz_extent_in_vma()); *@want is what it would be
+ * without the VMA.  An extent goes on into the next segment where that is
+ * in the same mapping; a piece that starts in another mapping than the
+ * extent's earlier pieces ends the extent before it, as a VMA end does.
  */
-static size_t fz_iter_step(const struct iov_iter *iter, size_t max,
+static size_t fz_iter_step(struct fz_extent *e, const struct iov_iter *iter,
 			   size_t *want)
 {
-	if (user_backed_iter(iter)) {
-		*want = min(fz_iter_user_len(iter), max);
-		return fz_extent_in_vma(fz_iter_user_addr(iter), *want);
+	unsigned long vm_start;
+	size_t n;
+
+	if (!user_backed_iter(iter)) {
+		*want = min_t(size_t, iov_iter_count(iter),
+			      fz_policy_extents_room(&e->x));
+		return *want;
 	}
-	*want = min(iov_iter_count(iter), max);
-	return *want;
+	*want = min_t(size_t, fz_iter_user_len(iter),
+		      fz_policy_extents_room(&e->x));
+	n = fz_extent_in_vma(fz_iter_user_addr(iter), *want, &vm_start);
+	if (vm_start && e->x.part && e->vm_start && vm_start != e->vm_start) {
+		fz_policy_extents_new_mapping(&e->x);
+		*want = min_t(size_t, fz_iter_user_len(iter), e->x.next);
+		n = fz_extent_in_vma(fz_iter_user_addr(iter), *want, &vm_start);
+	}
+	if (vm_start)
+		e->vm_start = vm_start;
+	return n;
 }
 
 /*
@@ -244,7 +268,7 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (iov_iter_count(iter)) {
 		size_t left = iov_iter_count(iter), done, want;
-		size_t step = fz_iter_step(iter, e.x.next, &want);
+		size_t step = fz_iter_step(&e, iter, &want);
 		bool fault;
 
 		fz_extent_start(&e, step, left);

@@ -8,7 +8,10 @@
  * lines it clears and says nothing about the memory behind them), and the
  * memory can drop to a slower rate at an offset, either where one mapping
  * ends and the next begins (read.c ends a main extent there and tells the
- * policy, fz_policy_extents_new_mapping()) or inside one mapping.  Prints
+ * policy, fz_policy_extents_new_mapping()) or inside one mapping.  And
+ * read_iter()'s loop over iovecs, an extent's pieces in several segments
+ * (fz_policy_extents_piece()): the extents must be the same however the
+ * bytes are cut into segments, empty ones included.  Prints
  * one line per case, "ok NAME DETAIL" or "not ok NAME DETAIL":
  * tests/host/t_policy_extents.sh makes TAP of them.  --trace BYTES GB/s
  * prints the extents of one read of uniform memory instead.
@@ -88,6 +91,44 @@ static void sim_read(const struct mem *m, unsigned long total,
 	}
 }
 
+/*
+ * One readv() of @nseg segments of one mapping at @gbs, as read.c's
+ * fz_read_iter() cuts it into pieces; the sizes of its extents (an
+ * extent's pieces added up) into @ext, their number returned.
+ */
+static unsigned int sim_readv(const unsigned long *seg, unsigned int nseg,
+			      double gbs, unsigned long *ext, unsigned int max)
+{
+	unsigned long total = 0, off = 0, in_seg = 0, cur = 0, n;
+	unsigned int i = 0, next = 0;
+	struct fz_extents x;
+
+	for (i = 0; i < nseg; i++)
+		total += seg[i];
+	fz_policy_extents_init(&x, FZ_CHUNK_AUTO, total);
+	for (i = 0; off < total; ) {
+		if (in_seg == seg[i]) {		/* the advance skips to the next */
+			i++;
+			in_seg = 0;
+			continue;
+		}
+		n = fz_policy_extents_room(&x);
+		if (n > seg[i] - in_seg)
+			n = seg[i] - in_seg;
+		cur += n;
+		/* read.c times every piece but the one that ends the read */
+		if (total - off > n)
+			fz_policy_extents_piece(&x, n, (unsigned long long)(n / gbs));
+		off += n;
+		in_seg += n;
+		if ((!x.part || off == total) && next < max) {
+			ext[next++] = cur;
+			cur = 0;
+		}
+	}
+	return next;
+}
+
 static unsigned int failed;
 
 static void report(int pass, const char *name, const struct run *r,
@@ -99,6 +140,65 @@ static void report(int pass, const char *name, const struct run *r,
 	       r->max_bytes, r->over, FZ_EXTENT_GROWTH, r->unramped,
 	       note ? "; " : "", note ? note : "");
 	failed += !pass;
+}
+
+/* The extents of 64 MiB are read()'s however readv() cuts the bytes. */
+static void readv_cuts(void)
+{
+	static unsigned long seg[20480];
+	static const char * const names[] = {
+		"one_segment", "empty_first", "empty_around", "4096_first",
+		"1_byte_first", "4096_slices", "16K_slices", "3_uneven",
+	};
+	unsigned long ref[64], ext[64], total = 64UL << 20;
+	unsigned int c, i, n, nref = 0, nseg;
+	int same;
+
+	for (c = 0; c < sizeof(names) / sizeof(names[0]); c++) {
+		nseg = 0;
+		switch (c) {
+		case 0:
+			seg[nseg++] = total;
+			break;
+		case 1:
+			seg[nseg++] = 0;
+			seg[nseg++] = total;
+			break;
+		case 2:
+			seg[nseg++] = 0;
+			seg[nseg++] = 0;
+			seg[nseg++] = total;
+			seg[nseg++] = 0;
+			break;
+		case 3:
+		case 4:
+			seg[nseg++] = c == 3 ? 4096 : 1;
+			seg[nseg++] = total - seg[0];
+			break;
+		case 5:
+		case 6:
+			for (i = 0; i < total / (c == 5 ? 4096 : 16384); i++) {
+				seg[nseg++] = c == 5 ? 4096 : 16384;
+				if (i % 7 == 0)
+					seg[nseg++] = 0;
+			}
+			break;
+		default:
+			seg[nseg++] = 100000;
+			seg[nseg++] = 20UL << 20;
+			seg[nseg++] = total - 100000 - (20UL << 20);
+			break;
+		}
+		n = sim_readv(seg, nseg, 10, ext, 64);
+		if (!c) {
+			memcpy(ref, ext, sizeof(ext));
+			nref = n;
+		}
+		same = n == nref && !memcmp(ref, ext, n * sizeof(ext[0]));
+		printf("%sok readv_64MiB_%s %u segments: extents %u (read(): %u)\n",
+		       same ? "" : "not ", names[c], nseg, n, nref);
+		failed += !same;
+	}
 }
 
 int main(int argc, char **argv)
@@ -172,5 +272,6 @@ int main(int argc, char **argv)
 	sim_read(&m, 64UL << 20, &r, 0);
 	report(r.extents <= 12, "uniform_50GBps_64MiB_read", &r, NULL);
 
+	readv_cuts();
 	return failed ? 1 : 0;
 }
