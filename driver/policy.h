@@ -496,14 +496,18 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
  *    upstream (Ankur Arora, 2022: Icelake MOVNTI 24.5 GB/s against rep
  *    stosb 9.4-12.4).
  *
- * A read cannot see whether its buffer is cached, but the open file can
- * remember where its last read ended: a read that starts there is a
- * program filling an array piece by piece, which moves on into memory it
- * has not touched; dd reuses one buffer, which never starts where the last
- * read ended, and keeps rep stos.  Only the file's own reads count, so
- * one user's reads cannot steer another's store.
+ * A read cannot see whether its buffer is cached; what the open file's
+ * reads did can tell.  Reads that each start where the one before ended
+ * stream through memory: once the run (this read included) reaches
+ * nt_threshold, the size from which a reused buffer no longer stays in
+ * the cache (fz_policy_nt_threshold()), the run has written more than
+ * the cache keeps and moves on into memory it does not hold, a program
+ * filling an array, whatever the size of one read.  A ring of slots in
+ * one buffer, or double buffers, restart the run where they wrap, so a
+ * ring the cache holds keeps rep stos.  Only the file's own reads count.
+ * The numbers: docs/design-clear.md.
  */
-#define FZ_COLD_THRESHOLD	((unsigned long)SZ_1M)
+#define FZ_COLD_THRESHOLD	((unsigned long)SZ_64K)
 
 /**
  * fz_policy_cold_loop() - the store for destinations the cache does not hold
@@ -556,22 +560,24 @@ static inline int fz_policy_nt_loop(int cold_loop)
  * @cold_loop: fz_policy_cold_loop()'s store, FZ_LOOP_AUTO for none
  * @cold_threshold: the cold_threshold parameter, 0 for never
  * @total: bytes the read asks for
- * @moves_on: the read starts where the file's last read ended
+ * @streamed: bytes of the run of reads this one continues, this one
+ *	      included (see above)
  *
  * Return: @forced if set; @cold_loop for a read of at least
- * @cold_threshold bytes that moves on; for any read of at least
- * @nt_threshold bytes, whatever its buffer, fz_policy_nt_loop(); else
- * FZ_LOOP_AUTO (the loop the alternatives patched in).
+ * @cold_threshold bytes whose run reached @nt_threshold; for any read of
+ * at least @nt_threshold bytes, whatever its buffer, fz_policy_nt_loop();
+ * else FZ_LOOP_AUTO (the loop the alternatives patched in).
  */
 static inline int fz_policy_read_loop(int forced, unsigned long nt_threshold,
 				      int cold_loop,
 				      unsigned long cold_threshold,
-				      unsigned long total, bool moves_on)
+				      unsigned long total,
+				      unsigned long streamed)
 {
 	if (forced != FZ_LOOP_AUTO)
 		return forced;
-	if (cold_loop != FZ_LOOP_AUTO && cold_threshold &&
-	    total >= cold_threshold && moves_on)
+	if (cold_loop != FZ_LOOP_AUTO && cold_threshold && nt_threshold &&
+	    total >= cold_threshold && streamed >= nt_threshold)
 		return cold_loop;
 	if (nt_threshold && total >= nt_threshold)
 		return fz_policy_nt_loop(cold_loop);

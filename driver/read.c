@@ -5,6 +5,7 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uio.h>
 #include "clear.h"
@@ -16,32 +17,73 @@ unsigned long fz_nt_threshold;	/* set at load (main.c) */
 int fz_forced_loop = FZ_LOOP_AUTO;
 
 /*
- * Whether a read at @to moves on from @file's last read, which ended
- * where this one starts (policy.h: a program filling an array), and
- * remember where this one ends.  file->private_data holds that user
- * address (misc_open() left the miscdevice there, which no user address
- * equals).  Only this open file's reads count; racing readers of it can
- * only make the guess wrong.
+ * What this open file's reads have done to user memory, to judge whether
+ * the next one clears memory the cache holds (policy.h,
+ * fz_policy_read_loop()): where the last read ended, and how many bytes
+ * the reads before it cleared in one run, each starting where the one
+ * before it ended.  Racing readers of the same file (threads, a forked
+ * child) can only make the judgement wrong, never unsafe.
  */
-static bool fz_read_moves_on(struct file *file, const void __user *to,
-			     size_t total)
-{
-	unsigned long start = (unsigned long)to;
-	bool moves_on = READ_ONCE(file->private_data) == (void *)start;
+struct fz_stream {
+	unsigned long end;
+	unsigned long streamed;
+};
 
-	WRITE_ONCE(file->private_data, (void *)(start + total));
-	return moves_on;
+/**
+ * fz_read_open() - set up an open file's read state
+ * @file: the file being opened; misc_open() left the miscdevice in
+ *	  @file->private_data, which nothing else here reads
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int fz_read_open(struct file *file)
+{
+	struct fz_stream *st = kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT);
+
+	if (!st)
+		return -ENOMEM;
+	file->private_data = st;
+	return 0;
 }
 
-/* The loop for a read of @total bytes at @to (policy.h). */
-static int fz_read_loop(struct file *file, const void __user *to,
-			size_t total)
+/**
+ * fz_read_release() - free an open file's read state
+ * @file: the file being released
+ */
+void fz_read_release(struct file *file)
 {
+	kfree(file->private_data);
+}
+
+/*
+ * The loop for a read of @total bytes from @start (0: not user memory),
+ * and in *@run the bytes the file's reads streamed up to @start (0 when
+ * the read does not start where the last one ended).
+ */
+static int fz_read_loop(struct file *file, unsigned long start, size_t total,
+			unsigned long *run)
+{
+	struct fz_stream *st = file->private_data;
+
+	*run = start && READ_ONCE(st->end) == start ? READ_ONCE(st->streamed) : 0;
 	return fz_policy_read_loop(READ_ONCE(fz_forced_loop),
 				   READ_ONCE(fz_nt_threshold),
 				   READ_ONCE(fz_cold_loop),
 				   READ_ONCE(fz_cold_threshold), total,
-				   to && fz_read_moves_on(file, to, total));
+				   start ? *run + total : 0);
+}
+
+/* After a read from @start cleared @cleared bytes, ending at @end. */
+static void fz_read_streamed(struct file *file, unsigned long start,
+			     unsigned long end, unsigned long run,
+			     size_t cleared)
+{
+	struct fz_stream *st = file->private_data;
+
+	if (!start || !cleared)
+		return;
+	WRITE_ONCE(st->streamed, run + cleared);
+	WRITE_ONCE(st->end, end);
 }
 
 static unsigned long fz_clear_chunk(int loop, void __user *to, unsigned long n)
@@ -151,7 +193,8 @@ static size_t fz_extent_in_vma(const char __user *to, size_t n,
 ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos)
 {
-	int loop = fz_read_loop(file, buf, count);
+	unsigned long run;
+	int loop = fz_read_loop(file, (unsigned long)buf, count, &run);
 	struct fz_extent e;
 	size_t cleared = 0;
 
@@ -182,6 +225,8 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		}
 		cond_resched();
 	}
+	fz_read_streamed(file, (unsigned long)buf, (unsigned long)buf + cleared,
+			 run, cleared);
 	fz_stat_add(FZ_STAT_READ_BYTES, cleared);
 	return cleared;
 }
@@ -257,10 +302,10 @@ static size_t fz_iter_step(struct fz_extent *e, const struct iov_iter *iter,
  */
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
-	int loop = fz_read_loop(iocb->ki_filp,
-				user_backed_iter(iter) && iov_iter_count(iter) ?
-				fz_iter_user_addr(iter) : NULL,
-				iov_iter_count(iter));
+	unsigned long start = user_backed_iter(iter) && iov_iter_count(iter) ?
+			      (unsigned long)fz_iter_user_addr(iter) : 0;
+	unsigned long run, end = start;
+	int loop = fz_read_loop(iocb->ki_filp, start, iov_iter_count(iter), &run);
 	size_t written = 0;
 	struct fz_extent e;
 
@@ -269,10 +314,14 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	while (iov_iter_count(iter)) {
 		size_t left = iov_iter_count(iter), done, want;
 		size_t step = fz_iter_step(&e, iter, &want);
+		unsigned long at;
 		bool fault;
 
 		fz_extent_start(&e, step, left);
+		at = start ? (unsigned long)fz_iter_user_addr(iter) : 0;
 		done = fz_zero_iter(loop, iter, step, &fault);
+		if (done)
+			end = at + done;
 		fz_extent_end(&e, done, step, want);
 		written += done;
 		if (unlikely(fault)) {
@@ -304,6 +353,7 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 		}
 		cond_resched();
 	}
+	fz_read_streamed(iocb->ki_filp, start, end, run, written);
 	fz_stat_add(FZ_STAT_READ_BYTES, written);
 	return written;
 }

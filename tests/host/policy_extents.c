@@ -201,6 +201,51 @@ static void readv_cuts(void)
 	}
 }
 
+/*
+ * Which store reads get (fz_policy_read_loop()) with read.c's per-open
+ * run: @nreads reads of @bs bytes, each into the next slot of a ring of
+ * @ring bytes (0: moving on for ever); the reads that got the cold store.
+ */
+static unsigned int sim_stream(unsigned long bs, unsigned long ring,
+			       unsigned int nreads, unsigned long nt)
+{
+	unsigned long end = 0, streamed = 0, at = 4096, run;
+	unsigned int i, cold = 0;
+
+	for (i = 0; i < nreads; i++) {
+		if (ring && at + bs > 4096 + ring)
+			at = 4096;
+		run = end == at ? streamed : 0;
+		cold += fz_policy_read_loop(FZ_LOOP_AUTO, nt, FZ_LOOP_CLZERO,
+					    FZ_COLD_THRESHOLD, bs,
+					    run + bs) == FZ_LOOP_CLZERO;
+		streamed = run + bs;
+		end = at + bs;
+		at = end;
+	}
+	return cold;
+}
+
+/* A stream of small reads gets the cold store, a ring the cache holds not. */
+static void stream_cases(void)
+{
+	unsigned long nt = 16UL << 20;	/* Zen 4: half its 32 MiB L3 */
+	unsigned int n, reads = (4UL << 30) / (64 << 10);
+
+	n = sim_stream(64 << 10, 0, reads, nt);
+	printf("%sok stream_64K_reads_through_4GiB_get_the_cold_store %u of %u reads\n",
+	       n >= reads - nt / (64 << 10) ? "" : "not ", n, reads);
+	failed += n < reads - nt / (64 << 10);
+	n = sim_stream(64 << 10, 4UL << 20, reads, nt);
+	printf("%sok ring_of_4MiB_keeps_the_cached_store %u of %u reads cold\n",
+	       n ? "not " : "", n, reads);
+	failed += !!n;
+	n = sim_stream(1UL << 20, 2UL << 20, 4096, nt);
+	printf("%sok double_1MiB_buffers_keep_the_cached_store %u of 4096 reads cold\n",
+	       n ? "not " : "", n);
+	failed += !!n;
+}
+
 int main(int argc, char **argv)
 {
 	static const double rates[] = { 0.5, 2, 10 };
@@ -273,5 +318,6 @@ int main(int argc, char **argv)
 	report(r.extents <= 12, "uniform_50GBps_64MiB_read", &r, NULL);
 
 	readv_cuts();
+	stream_cases();
 	return failed ? 1 : 0;
 }

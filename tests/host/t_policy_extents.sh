@@ -7,8 +7,10 @@
 # extent takes more than twice FZ_EXTENT_BUDGET_NS: probes the cache holds
 # (100 GB/s) over memory at 0.5, 2 and 10 GB/s, and memory that drops
 # 100x mid-read (at a mapping boundary: every extent; inside one mapping:
-# all but the extent the drop falls in).  Then the extents of a uniform
-# 64 MiB read.
+# all but the extent the drop falls in); that readv() gets read()'s
+# extents however its iovecs cut the bytes; that a stream of small reads
+# gets the cold store and a ring of slots the cache holds does not.  Then
+# the extents of a uniform 64 MiB read.
 #
 # usage: tests/host/t_policy_extents.sh [--policy FILE]
 #   --policy FILE   test FILE instead of driver/policy.h (e.g. another
