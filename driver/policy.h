@@ -480,7 +480,7 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 }
 
 /*
- * Cold destinations (issue 27).  A store that does not read the line in
+ * Cold destinations.  A store that does not read the line in
  * first (CLZERO on AMD, MOVNTI) beats rep stos into memory the cache does
  * not hold, and loses to it into memory it does:
  *
