@@ -635,10 +635,10 @@ int main(int argc, char **argv)
 	       bl_cpu_model(), bl_cpu_flags(), un.release);
 	printf("# zero-byte read() of /dev/zero: %.0f ns (best of %u)\n",
 	       best(&cfgs[0], o.reps), o.reps);
-	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: a %lu KiB probe, then %llu ms at the read's own rate, at most %lu KiB (every preemption model)\n",
+	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: a %lu KiB probe, then %llu ms at the read's own rate, at most %lux the bytes it timed and %lu KiB (every preemption model)\n",
 	       loop_names[variant], fz_erms_threshold, nt_threshold, nt_why,
 	       FZ_EXTENT_PROBE >> 10, FZ_EXTENT_BUDGET_NS / 1000000,
-	       FZ_EXTENT_MAX >> 10);
+	       FZ_EXTENT_GROWTH, FZ_EXTENT_MAX >> 10);
 	printf("# cold store: %s (%s), for reads of %lu bytes and more once a run of reads, each starting where the last ended, has streamed nt_threshold bytes\n",
 	       cold_loop == FZ_LOOP_AUTO ? "none" : loop_names[cold_loop], cold_why,
 	       FZ_COLD_THRESHOLD);
