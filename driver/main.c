@@ -27,7 +27,17 @@ static const char * const fz_loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
 /* As /dev/zero (drivers/char/mem.c, devlist[]): IOCB_NOWAIT reads are served. */
 static int fz_open(struct inode *inode, struct file *file)
 {
+	int ret = fz_read_open(file);
+
+	if (ret)
+		return ret;
 	file->f_mode |= FMODE_NOWAIT;
+	return 0;
+}
+
+static int fz_release(struct inode *inode, struct file *file)
+{
+	fz_read_release(file);
 	return 0;
 }
 
@@ -54,6 +64,7 @@ static loff_t fz_llseek(struct file *file, loff_t offset, int orig)
 static const struct file_operations fz_fops = {
 	.owner			= THIS_MODULE,
 	.open			= fz_open,
+	.release		= fz_release,
 	.llseek			= fz_llseek,
 	.read			= fz_read,
 	.read_iter		= fz_read_iter,

@@ -10,18 +10,12 @@
  * and userspace/readmodel (make model) call it with what they measure, so
  * the model and the calibrator run the driver's policy, not a copy of it.
  */
+#include <linux/sizes.h>		/* userspace: userspace/shim/linux/sizes.h */
 #ifdef __KERNEL__
-#include <linux/sizes.h>
 #include <linux/types.h>
 #else
 #include <stdbool.h>
 #include <stddef.h>
-#define SZ_16K			0x00004000
-#define SZ_64K			0x00010000
-#define SZ_1M			0x00100000
-#define SZ_32M			0x02000000
-#define SZ_64M			0x04000000
-#define SZ_256M			0x10000000
 #endif
 #include "clear_loops.h"
 
@@ -31,43 +25,28 @@
  * uses PAGE_SIZE.  chunk_size 0 (the default) sizes extents in time; any
  * other value, 4 KiB to FZ_CHUNK_MAX, fixes them.
  *
- * One policy for every preemption model, in time, not bytes: no extent is
- * to take longer than FZ_EXTENT_BUDGET_NS, whatever memory the buffer is.
- * Mainline's batch for clear_pages() between cond_resched() calls,
- * PROCESS_PAGES_NON_PREEMPT_BATCH (include/linux/mm.h, 7.0), is a fixed
- * 32 MiB, its estimate of "around 3ms" at ~10 GB/s of kernel RAM; user
- * memory can be far slower (faulting page by page, write-combining or
- * uncached device memory, pmem, a remote node) and a fast CPU far faster.
- * So a read's extents come in pairs, each timed: a probe of at most
- * FZ_EXTENT_PROBE bytes (16 KiB: within the budget down to 4 MB/s), which
- * measures the memory the next stretch of the buffer is, then a main
- * extent of what the budget clears at the probe's rate, and never more
- * than the budget clears at the rate of the read's previous main extent
- * (a cache-hot probe cannot stretch it), at most FZ_EXTENT_GROWTH times
- * that extent, and at most FZ_EXTENT_MAX.  The next probe is no longer
- * than the budget at the last main extent's rate.  The first main extent
- * of a read is at most FZ_EXTENT_FIRST: mainline's 32 MiB batch, which is
- * also where a single rep stos switches to the CPU's streaming protocol
- * (Zen 4: 1.59x the best chunk of 8 MiB or less, `make microbench`), so a
- * read into fast memory streams after its first 16 KiB.  A read of at
- * most FZ_EXTENT_WHOLE (64 KiB) is one extent, as before: a probe would
- * cost it a second call and two clock reads, and 64 KiB is within the
- * budget down to 16 MB/s.  read.c also ends
- * a main extent where the mapping it starts in ends, so the next probe
- * measures the next mapping's memory (a device mapping after RAM); where
- * it cannot look (a concurrent mmap()), FZ_EXTENT_MAX, the same 32 MiB,
- * bounds what an extent running from fast into slow memory clears of the
- * slow kind.  Only the read's own measurements count: no state is shared
- * between reads, so no user can stretch another's extents.  Preemptible
- * kernels preempt inside a rep stos anyway; there the budget bounds how
- * late a pending signal is seen.
+ * One policy for every preemption model, in time: no extent is to take
+ * longer than FZ_EXTENT_BUDGET_NS.  A read's extents come in pairs, each
+ * timed: a probe of at most FZ_EXTENT_PROBE bytes, then a main extent of
+ * what the budget clears at the probe's rate and at the rate of the
+ * read's previous main extent, whichever is less.  A probe may run on
+ * lines the cache holds and say nothing about the memory behind them, so
+ * no extent clears more than FZ_EXTENT_GROWTH times the bytes the read
+ * has cleared and timed since it last entered a mapping: a read ramps up
+ * from its first probe (16 KiB, 128 KiB, 1.1 MiB, ...), each step timed
+ * on the memory it clears, and starts over where read.c ends an extent
+ * at the end of a mapping, whose successor may be slower memory.  At
+ * most FZ_EXTENT_MAX, mainline's clear_pages() batch between
+ * cond_resched() calls (PROCESS_PAGES_NON_PREEMPT_BATCH).  A read of at
+ * most FZ_EXTENT_WHOLE is one extent.  Only the read's own measurements
+ * count.  What the budget holds for and what it does not, with numbers:
+ * docs/design-read.md.
  */
 #define FZ_CHUNK_AUTO		0
 #define FZ_EXTENT_ALIGN		4096UL		/* PAGE_SIZE on x86-64 */
 #define FZ_EXTENT_BUDGET_NS	4000000ULL
 #define FZ_EXTENT_PROBE		((unsigned long)SZ_16K)
 #define FZ_EXTENT_WHOLE		((unsigned long)SZ_64K)
-#define FZ_EXTENT_FIRST		((unsigned long)SZ_32M)
 #define FZ_EXTENT_MIN		FZ_EXTENT_ALIGN
 #define FZ_EXTENT_MAX		((unsigned long)SZ_32M)
 #define FZ_EXTENT_GROWTH	8UL
@@ -112,37 +91,19 @@ static inline unsigned long fz_policy_fit(unsigned long bytes,
 }
 
 /**
- * fz_policy_next_extent() - what the budget allows after a main extent
- * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
- * @bytes: bytes the read's last main extent cleared
- * @ns: nanoseconds it took (only the clear: no rescheduling)
- *
- * Return: @chunk_size if set; else fz_policy_fit(), at most
- * FZ_EXTENT_GROWTH times @bytes: the cap of the next main extent.
- */
-static inline unsigned long fz_policy_next_extent(unsigned long chunk_size,
-						  unsigned long bytes,
-						  unsigned long long ns)
-{
-	unsigned long next;
-
-	if (chunk_size != FZ_CHUNK_AUTO)
-		return chunk_size;
-	next = fz_policy_fit(bytes, ns);
-	if (next / FZ_EXTENT_GROWTH > bytes)
-		next = (bytes * FZ_EXTENT_GROWTH) & ~(FZ_EXTENT_ALIGN - 1);
-	return next > FZ_EXTENT_MIN ? next : FZ_EXTENT_MIN;
-}
-
-/**
  * struct fz_extents - one read's extent sizing state (see above)
  * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
  * @next: bytes of the read's next extent
- * @cap: the most the next main extent may clear
+ * @cap: what the budget clears at the rate of the read's last main extent
+ * @timed: bytes the read cleared and timed since it entered this mapping
+ * @part: bytes of the current extent cleared so far (an extent may span
+ *	  iovec segments: its size depends on the bytes, not the cut)
+ * @part_ns: nanoseconds they took
  * @probe: the next extent is a probe
  */
 struct fz_extents {
-	unsigned long chunk_size, next, cap;
+	unsigned long chunk_size, next, cap, timed, part;
+	unsigned long long part_ns;
 	bool probe;
 };
 
@@ -160,38 +121,102 @@ static inline void fz_policy_extents_init(struct fz_extents *x,
 	x->next = fz_policy_first_extent(chunk_size);
 	if (chunk_size == FZ_CHUNK_AUTO && total <= FZ_EXTENT_WHOLE)
 		x->next = FZ_EXTENT_WHOLE;
-	x->cap = FZ_EXTENT_FIRST;
+	x->cap = FZ_EXTENT_MAX;
+	x->timed = 0;
+	x->part = 0;
+	x->part_ns = 0;
 	x->probe = true;
 }
 
 /**
  * fz_policy_extents_done() - size the next extent from the last one
  * @x: the state; @x->next is set
- * @bytes: bytes the last extent cleared
+ * @bytes: bytes the last extent cleared; 0 changes nothing
  * @ns: nanoseconds it took (only the clear: no rescheduling)
  *
  * After a probe: a main extent, the budget at the probe's rate, at most
- * @x->cap.  After a main extent: @x->cap from its rate
- * (fz_policy_next_extent()), and a probe of at most that.
+ * @x->cap and FZ_EXTENT_GROWTH times @x->timed.  After a main extent:
+ * @x->cap from its rate, and a probe of at most that.
  */
 static inline void fz_policy_extents_done(struct fz_extents *x,
 					  unsigned long bytes,
 					  unsigned long long ns)
 {
-	unsigned long fit;
+	unsigned long fit, grow;
 
 	if (x->chunk_size != FZ_CHUNK_AUTO) {
 		x->next = x->chunk_size;
 		return;
 	}
+	if (!bytes)
+		return;
+	fit = fz_policy_fit(bytes, ns);
+	x->timed += bytes;
 	if (x->probe) {
-		fit = fz_policy_fit(bytes, ns);
+		grow = x->timed < FZ_EXTENT_MAX / FZ_EXTENT_GROWTH ?
+		       (x->timed * FZ_EXTENT_GROWTH) & ~(FZ_EXTENT_ALIGN - 1) :
+		       FZ_EXTENT_MAX;
 		x->next = fit < x->cap ? fit : x->cap;
+		if (x->next > grow)
+			x->next = grow > FZ_EXTENT_MIN ? grow : FZ_EXTENT_MIN;
 	} else {
-		x->cap = fz_policy_next_extent(FZ_CHUNK_AUTO, bytes, ns);
-		x->next = x->cap < FZ_EXTENT_PROBE ? x->cap : FZ_EXTENT_PROBE;
+		x->cap = fit;
+		x->next = fit < FZ_EXTENT_PROBE ? fit : FZ_EXTENT_PROBE;
 	}
 	x->probe = !x->probe;
+}
+
+/**
+ * fz_policy_extents_new_mapping() - the next extent starts in another mapping
+ * @x: the state
+ *
+ * Nothing this read measured describes that memory: the next extent is a
+ * probe, and the ramp starts over from it.
+ */
+static inline void fz_policy_extents_new_mapping(struct fz_extents *x)
+{
+	if (x->chunk_size != FZ_CHUNK_AUTO)
+		return;
+	x->next = FZ_EXTENT_PROBE;
+	x->cap = FZ_EXTENT_MAX;
+	x->timed = 0;
+	x->part = 0;
+	x->part_ns = 0;
+	x->probe = true;
+}
+
+/**
+ * fz_policy_extents_room() - bytes the current extent may still clear
+ * @x: the state
+ *
+ * Return: @x->next less what the extent's earlier pieces cleared.
+ */
+static inline unsigned long fz_policy_extents_room(const struct fz_extents *x)
+{
+	return x->next - x->part;
+}
+
+/**
+ * fz_policy_extents_piece() - account one timed piece of the current extent
+ * @x: the state
+ * @bytes: bytes the piece cleared (one iovec segment's share); 0 changes
+ *	   nothing, so an empty segment is as if it were not there
+ * @ns: nanoseconds it took
+ *
+ * Once the pieces fill the extent, fz_policy_extents_done() sizes the
+ * next one from all of them.
+ */
+static inline void fz_policy_extents_piece(struct fz_extents *x,
+					   unsigned long bytes,
+					   unsigned long long ns)
+{
+	x->part += bytes;
+	x->part_ns += ns;
+	if (x->part < x->next)
+		return;
+	fz_policy_extents_done(x, x->part, x->part_ns);
+	x->part = 0;
+	x->part_ns = 0;
 }
 
 /**
@@ -455,7 +480,7 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 }
 
 /*
- * Cold destinations (issue 27).  A store that does not read the line in
+ * Cold destinations.  A store that does not read the line in
  * first (CLZERO on AMD, MOVNTI) beats rep stos into memory the cache does
  * not hold, and loses to it into memory it does:
  *
@@ -471,14 +496,18 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
  *    upstream (Ankur Arora, 2022: Icelake MOVNTI 24.5 GB/s against rep
  *    stosb 9.4-12.4).
  *
- * A read cannot see whether its buffer is cached, but the open file can
- * remember where its last read ended: a read that starts there is a
- * program filling an array piece by piece, which moves on into memory it
- * has not touched; dd reuses one buffer, which never starts where the last
- * read ended, and keeps rep stos.  Only the file's own reads count, so
- * one user's reads cannot steer another's store.
+ * A read cannot see whether its buffer is cached; what the open file's
+ * reads did can tell.  Reads that each start where the one before ended
+ * stream through memory: once the run (this read included) reaches
+ * nt_threshold, the size from which a reused buffer no longer stays in
+ * the cache (fz_policy_nt_threshold()), the run has written more than
+ * the cache keeps and moves on into memory it does not hold, a program
+ * filling an array, whatever the size of one read.  A ring of slots in
+ * one buffer, or double buffers, restart the run where they wrap, so a
+ * ring the cache holds keeps rep stos.  Only the file's own reads count.
+ * The numbers: docs/design-clear.md.
  */
-#define FZ_COLD_THRESHOLD	((unsigned long)SZ_1M)
+#define FZ_COLD_THRESHOLD	((unsigned long)SZ_64K)
 
 /**
  * fz_policy_cold_loop() - the store for destinations the cache does not hold
@@ -531,22 +560,24 @@ static inline int fz_policy_nt_loop(int cold_loop)
  * @cold_loop: fz_policy_cold_loop()'s store, FZ_LOOP_AUTO for none
  * @cold_threshold: the cold_threshold parameter, 0 for never
  * @total: bytes the read asks for
- * @moves_on: the read starts where the file's last read ended
+ * @streamed: bytes of the run of reads this one continues, this one
+ *	      included (see above)
  *
  * Return: @forced if set; @cold_loop for a read of at least
- * @cold_threshold bytes that moves on; for any read of at least
- * @nt_threshold bytes, whatever its buffer, fz_policy_nt_loop(); else
- * FZ_LOOP_AUTO (the loop the alternatives patched in).
+ * @cold_threshold bytes whose run reached @nt_threshold; for any read of
+ * at least @nt_threshold bytes, whatever its buffer, fz_policy_nt_loop();
+ * else FZ_LOOP_AUTO (the loop the alternatives patched in).
  */
 static inline int fz_policy_read_loop(int forced, unsigned long nt_threshold,
 				      int cold_loop,
 				      unsigned long cold_threshold,
-				      unsigned long total, bool moves_on)
+				      unsigned long total,
+				      unsigned long streamed)
 {
 	if (forced != FZ_LOOP_AUTO)
 		return forced;
-	if (cold_loop != FZ_LOOP_AUTO && cold_threshold &&
-	    total >= cold_threshold && moves_on)
+	if (cold_loop != FZ_LOOP_AUTO && cold_threshold && nt_threshold &&
+	    total >= cold_threshold && streamed >= nt_threshold)
 		return cold_loop;
 	if (nt_threshold && total >= nt_threshold)
 		return fz_policy_nt_loop(cold_loop);

@@ -5,6 +5,7 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uio.h>
 #include "clear.h"
@@ -16,32 +17,73 @@ unsigned long fz_nt_threshold;	/* set at load (main.c) */
 int fz_forced_loop = FZ_LOOP_AUTO;
 
 /*
- * Whether a read at @to moves on from @file's last read, which ended
- * where this one starts (policy.h: a program filling an array), and
- * remember where this one ends.  file->private_data holds that user
- * address (misc_open() left the miscdevice there, which no user address
- * equals).  Only this open file's reads count; racing readers of it can
- * only make the guess wrong.
+ * What this open file's reads have done to user memory, to judge whether
+ * the next one clears memory the cache holds (policy.h,
+ * fz_policy_read_loop()): where the last read ended, and how many bytes
+ * the reads before it cleared in one run, each starting where the one
+ * before it ended.  Racing readers of the same file (threads, a forked
+ * child) can only make the judgement wrong, never unsafe.
  */
-static bool fz_read_moves_on(struct file *file, const void __user *to,
-			     size_t total)
-{
-	unsigned long start = (unsigned long)to;
-	bool moves_on = READ_ONCE(file->private_data) == (void *)start;
+struct fz_stream {
+	unsigned long end;
+	unsigned long streamed;
+};
 
-	WRITE_ONCE(file->private_data, (void *)(start + total));
-	return moves_on;
+/**
+ * fz_read_open() - set up an open file's read state
+ * @file: the file being opened; misc_open() left the miscdevice in
+ *	  @file->private_data, which nothing else here reads
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int fz_read_open(struct file *file)
+{
+	struct fz_stream *st = kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT);
+
+	if (!st)
+		return -ENOMEM;
+	file->private_data = st;
+	return 0;
 }
 
-/* The loop for a read of @total bytes at @to (policy.h). */
-static int fz_read_loop(struct file *file, const void __user *to,
-			size_t total)
+/**
+ * fz_read_release() - free an open file's read state
+ * @file: the file being released
+ */
+void fz_read_release(struct file *file)
 {
+	kfree(file->private_data);
+}
+
+/*
+ * The loop for a read of @total bytes from @start (0: not user memory),
+ * and in *@run the bytes the file's reads streamed up to @start (0 when
+ * the read does not start where the last one ended).
+ */
+static int fz_read_loop(struct file *file, unsigned long start, size_t total,
+			unsigned long *run)
+{
+	struct fz_stream *st = file->private_data;
+
+	*run = start && READ_ONCE(st->end) == start ? READ_ONCE(st->streamed) : 0;
 	return fz_policy_read_loop(READ_ONCE(fz_forced_loop),
 				   READ_ONCE(fz_nt_threshold),
 				   READ_ONCE(fz_cold_loop),
 				   READ_ONCE(fz_cold_threshold), total,
-				   to && fz_read_moves_on(file, to, total));
+				   start ? *run + total : 0);
+}
+
+/* After a read from @start cleared @cleared bytes, ending at @end. */
+static void fz_read_streamed(struct file *file, unsigned long start,
+			     unsigned long end, unsigned long run,
+			     size_t cleared)
+{
+	struct fz_stream *st = file->private_data;
+
+	if (!start || !cleared)
+		return;
+	WRITE_ONCE(st->streamed, run + cleared);
+	WRITE_ONCE(st->end, end);
 }
 
 static unsigned long fz_clear_chunk(int loop, void __user *to, unsigned long n)
@@ -72,8 +114,8 @@ size_t fz_read_extent(const char **why)
 
 /*
  * One read's extents (policy.h): a probe, then a main extent that takes
- * FZ_EXTENT_BUDGET_NS at the probe's rate, and so on, as this read
- * measured them.  The clock is read only around extents that another one
+ * FZ_EXTENT_BUDGET_NS at the rates this read measured, ramping up from
+ * the probe, and so on.  The clock is read only around extents that another one
  * follows, and is ktime_get_ns(): a task that migrates mid-extent sees no
  * skew between CPUs' clocks; one that is preempted measures long, and its
  * next extent is the shorter for it.
@@ -81,25 +123,34 @@ size_t fz_read_extent(const char **why)
 struct fz_extent {
 	struct fz_extents x;
 	u64 t0;
+	unsigned long vm_start;	/* the mapping the extent is in; 0: unknown */
 };
 
 static void fz_extent_init(struct fz_extent *e, size_t total)
 {
 	fz_policy_extents_init(&e->x, READ_ONCE(fz_chunk_size), total);
 	e->t0 = 0;
+	e->vm_start = 0;
 }
 
 /* Before clearing @n of the @left bytes the read still has to do. */
 static void fz_extent_start(struct fz_extent *e, size_t n, size_t left)
 {
-	e->t0 = left > n ? ktime_get_ns() : 0;
+	e->t0 = n && left > n ? ktime_get_ns() : 0;
 }
 
-/* After clearing @done bytes (before any cond_resched()). */
-static void fz_extent_end(struct fz_extent *e, size_t done)
+/*
+ * After clearing @done bytes (before any cond_resched()) of an extent the
+ * VMA lookup cut from @want to @n bytes: the next byte is in another
+ * mapping, whose memory nothing measured yet.
+ */
+static void fz_extent_end(struct fz_extent *e, size_t done, size_t n,
+			  size_t want)
 {
 	if (e->t0)
-		fz_policy_extents_done(&e->x, done, ktime_get_ns() - e->t0);
+		fz_policy_extents_piece(&e->x, done, ktime_get_ns() - e->t0);
+	if (n < want)
+		fz_policy_extents_new_mapping(&e->x);
 }
 
 /*
@@ -114,17 +165,22 @@ static void fz_extent_end(struct fz_extent *e, size_t done)
  * latency it adds is that process's own and its CPU's, at most one
  * FZ_EXTENT_MAX extent of the slower memory).
  */
-static size_t fz_extent_in_vma(const char __user *to, size_t n)
+static size_t fz_extent_in_vma(const char __user *to, size_t n,
+			       unsigned long *vm_start)
 {
 	unsigned long addr = (unsigned long)to;
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
 
+	*vm_start = 0;
 	if (n <= FZ_EXTENT_PROBE || !mm || !mmap_read_trylock(mm))
 		return n;
 	vma = vma_lookup(mm, addr);
-	if (vma && vma->vm_end - addr < n)
-		n = vma->vm_end - addr;
+	if (vma) {
+		*vm_start = vma->vm_start;
+		if (vma->vm_end - addr < n)
+			n = vma->vm_end - addr;
+	}
 	mmap_read_unlock(mm);
 	return n;
 }
@@ -137,19 +193,22 @@ static size_t fz_extent_in_vma(const char __user *to, size_t n)
 ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos)
 {
-	int loop = fz_read_loop(file, buf, count);
+	unsigned long run;
+	int loop = fz_read_loop(file, (unsigned long)buf, count, &run);
 	struct fz_extent e;
 	size_t cleared = 0;
 
 	fz_extent_init(&e, count);
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (count) {
-		size_t chunk = fz_extent_in_vma(buf + cleared, min(count, e.x.next));
+		size_t want = min(count, e.x.next);
+		unsigned long vm_start;
+		size_t chunk = fz_extent_in_vma(buf + cleared, want, &vm_start);
 		size_t left;
 
 		fz_extent_start(&e, chunk, count);
 		left = fz_clear_chunk(loop, buf + cleared, chunk);
-		fz_extent_end(&e, chunk - left);
+		fz_extent_end(&e, chunk - left, chunk, want);
 		cleared += chunk - left;
 		if (unlikely(left)) {
 			fz_stat_inc(FZ_STAT_READ_FAULTS);
@@ -166,6 +225,8 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		}
 		cond_resched();
 	}
+	fz_read_streamed(file, (unsigned long)buf, (unsigned long)buf + cleared,
+			 run, cleared);
 	fz_stat_add(FZ_STAT_READ_BYTES, cleared);
 	return cleared;
 }
@@ -204,15 +265,35 @@ static size_t fz_zero_iter(int loop, struct iov_iter *iter, size_t max,
 }
 
 /*
- * Bytes the next extent clears: at most @max, the iterator's current user
- * segment, and the VMA its first byte is in (fz_extent_in_vma()).
+ * Bytes the next piece of the current extent clears: what the extent has
+ * room for, at most the iterator's current user segment and the VMA its
+ * first byte is in (fz_extent_in_vma()); *@want is what it would be
+ * without the VMA.  An extent goes on into the next segment where that is
+ * in the same mapping; a piece that starts in another mapping than the
+ * extent's earlier pieces ends the extent before it, as a VMA end does.
  */
-static size_t fz_iter_step(const struct iov_iter *iter, size_t max)
+static size_t fz_iter_step(struct fz_extent *e, const struct iov_iter *iter,
+			   size_t *want)
 {
-	if (user_backed_iter(iter))
-		return fz_extent_in_vma(fz_iter_user_addr(iter),
-					min(fz_iter_user_len(iter), max));
-	return min(iov_iter_count(iter), max);
+	unsigned long vm_start;
+	size_t n;
+
+	if (!user_backed_iter(iter)) {
+		*want = min_t(size_t, iov_iter_count(iter),
+			      fz_policy_extents_room(&e->x));
+		return *want;
+	}
+	*want = min_t(size_t, fz_iter_user_len(iter),
+		      fz_policy_extents_room(&e->x));
+	n = fz_extent_in_vma(fz_iter_user_addr(iter), *want, &vm_start);
+	if (vm_start && e->x.part && e->vm_start && vm_start != e->vm_start) {
+		fz_policy_extents_new_mapping(&e->x);
+		*want = min_t(size_t, fz_iter_user_len(iter), e->x.next);
+		n = fz_extent_in_vma(fz_iter_user_addr(iter), *want, &vm_start);
+	}
+	if (vm_start)
+		e->vm_start = vm_start;
+	return n;
 }
 
 /*
@@ -221,23 +302,27 @@ static size_t fz_iter_step(const struct iov_iter *iter, size_t max)
  */
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
-	int loop = fz_read_loop(iocb->ki_filp,
-				user_backed_iter(iter) && iov_iter_count(iter) ?
-				fz_iter_user_addr(iter) : NULL,
-				iov_iter_count(iter));
+	unsigned long start = user_backed_iter(iter) && iov_iter_count(iter) ?
+			      (unsigned long)fz_iter_user_addr(iter) : 0;
+	unsigned long run, end = start;
+	int loop = fz_read_loop(iocb->ki_filp, start, iov_iter_count(iter), &run);
 	size_t written = 0;
 	struct fz_extent e;
 
 	fz_extent_init(&e, iov_iter_count(iter));
 	fz_stat_inc(FZ_STAT_READ_CALLS);
 	while (iov_iter_count(iter)) {
-		size_t left = iov_iter_count(iter), done;
-		size_t step = fz_iter_step(iter, e.x.next);
+		size_t left = iov_iter_count(iter), done, want;
+		size_t step = fz_iter_step(&e, iter, &want);
+		unsigned long at;
 		bool fault;
 
 		fz_extent_start(&e, step, left);
+		at = start ? (unsigned long)fz_iter_user_addr(iter) : 0;
 		done = fz_zero_iter(loop, iter, step, &fault);
-		fz_extent_end(&e, done);
+		if (done)
+			end = at + done;
+		fz_extent_end(&e, done, step, want);
 		written += done;
 		if (unlikely(fault)) {
 			fz_stat_inc(FZ_STAT_READ_FAULTS);
@@ -268,6 +353,7 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 		}
 		cond_resched();
 	}
+	fz_read_streamed(iocb->ki_filp, start, end, run, written);
 	fz_stat_add(FZ_STAT_READ_BYTES, written);
 	return written;
 }

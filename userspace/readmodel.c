@@ -30,6 +30,14 @@
  *   cold-fz        fastzero's read path emulated, as fz
  *   cold-<loop>    a zero-byte read() plus one call of <loop>
  *
+ * and for a ring of slots the cache holds, each read into the next bs of
+ * a ring_size() buffer, wrapping round (double buffers, a ring of I/O
+ * slots: reads that start where the last ended, into cached memory):
+ *
+ *   ring-fz        fastzero's read path emulated, as fz
+ *   ring-<loop>    a zero-byte read() plus one call of <loop>, for the
+ *                  patched variant and the cold store
+ *
  * Rows where the /dev/zero model misses the real /dev/zero by more than
  * 10% are flagged and carry no claim.  Mode: native userspace, host CPU.
  */
@@ -49,12 +57,13 @@
 #include "policy.h"
 
 #define MAX_SIZES	12
-#define MAX_MCFGS	(1 + MAX_SIZES * 20)
+#define MAX_MCFGS	(1 + MAX_SIZES * 24)
 #define COLD_REGION	(4ul << 30)
 #define ZERO_CHUNK	4096	/* /dev/zero: PAGE_SIZE per clear_user() */
 #define MISS_PCT	10.0	/* a model row off by more carries no claim */
 
-enum kind { K_READ0, K_REAL, K_ZERO, K_FZ, K_LIMIT, K_CFZ, K_CLIMIT };
+enum kind { K_READ0, K_REAL, K_ZERO, K_FZ, K_LIMIT, K_CFZ, K_CLIMIT, K_RFZ,
+	    K_RLIMIT };
 
 /* /dev/zero candidates (erms is rep_stosb for 4 KiB chunks) and limits. */
 static const enum fz_loop zero_loops[] = {
@@ -71,7 +80,10 @@ static const enum fz_loop limit_loops[] = {
  * @kind: what one operation is
  * @loop: K_ZERO, K_LIMIT: the loop
  * @bs: bytes per read
- * @off: K_CFZ, K_CLIMIT: where the next read goes in the cold region
+ * @off: K_CFZ, K_CLIMIT, K_RFZ, K_RLIMIT: where the next read goes in the
+ *	 cold region or the ring
+ * @streamed: K_CFZ, K_RFZ: bytes the reads before the next one streamed,
+ *	      each starting where the last ended (read.c's per-open state)
  * @max_extent_ns: K_FZ: the longest extent any read took
  * @extents: K_FZ: extents cleared, over @reads reads
  * @iters: operations per sample
@@ -80,7 +92,7 @@ static const enum fz_loop limit_loops[] = {
 struct mcfg {
 	enum kind kind;
 	enum fz_loop loop;
-	size_t bs, off;
+	size_t bs, off, streamed;
 	uint64_t max_extent_ns;
 	unsigned long extents, reads;
 	unsigned long iters;
@@ -90,7 +102,8 @@ struct mcfg {
 static struct mcfg cfgs[MAX_MCFGS];
 static unsigned int ncfgs;
 static int zfd;
-static char *buf, *cold;
+static char *buf, *cold, *ring;
+static size_t ring_bytes;
 static struct fz_cpu cpu;
 static enum fz_loop variant;
 static unsigned long nt_threshold;
@@ -118,9 +131,10 @@ static void zero_read(size_t n)
  */
 static void fz_emul(struct mcfg *c, char *dst)
 {
-	/* K_CFZ's reads each start where the last ended (read.c remembers) */
+	/* K_CFZ's and K_RFZ's reads start where the last ended, but a wrap */
 	int loop = fz_policy_read_loop(FZ_LOOP_AUTO, nt_threshold, cold_loop,
-				       FZ_COLD_THRESHOLD, c->bs, c->kind == K_CFZ);
+				       FZ_COLD_THRESHOLD, c->bs,
+				       c->streamed + c->bs);
 	struct fz_extents x;
 	enum fz_loop l = loop == FZ_LOOP_AUTO ? variant : (enum fz_loop)loop;
 	uint64_t t0, ns;
@@ -146,16 +160,33 @@ static void fz_emul(struct mcfg *c, char *dst)
 	c->reads++;
 }
 
-/* The next bs of the cold region, wrapping round. */
-static char *cold_next(struct mcfg *c)
+/* The next bs of @region, wrapping round; @c->streamed as read.c keeps it. */
+static char *next_in(struct mcfg *c, char *region, size_t size)
 {
 	char *dst;
 
-	if (c->off + c->bs > COLD_REGION)
+	if (c->off + c->bs > size)
 		c->off = 0;
-	dst = cold + c->off;
+	c->streamed = c->off;	/* the run started at the wrap */
+	dst = region + c->off;
 	c->off += c->bs;
 	return dst;
+}
+
+static char *cold_next(struct mcfg *c)
+{
+	return next_in(c, cold, COLD_REGION);
+}
+
+/* A ring of at least 4 slots the cache holds: 4 MiB, or 4 x bs. */
+static size_t ring_size(size_t bs)
+{
+	return BL_MAX((size_t)4 << 20, 4 * bs);
+}
+
+static char *ring_next(struct mcfg *c)
+{
+	return next_in(c, ring, ring_size(c->bs));
 }
 
 static void one_op(struct mcfg *c)
@@ -184,6 +215,13 @@ static void one_op(struct mcfg *c)
 	case K_CLIMIT:
 		zero_read(0);
 		loops[c->loop](cold_next(c), c->bs, c->bs, 1);
+		break;
+	case K_RFZ:
+		fz_emul(c, ring_next(c));
+		break;
+	case K_RLIMIT:
+		zero_read(0);
+		loops[c->loop](ring_next(c), c->bs, c->bs, 1);
 		break;
 	}
 }
@@ -248,6 +286,11 @@ static const char *series(const struct mcfg *c, char *out, size_t len)
 		return "cold-fz";
 	case K_CLIMIT:
 		snprintf(out, len, "cold-%s", loop_names[c->loop]);
+		return out;
+	case K_RFZ:
+		return "ring-fz";
+	case K_RLIMIT:
+		snprintf(out, len, "ring-%s", loop_names[c->loop]);
 		return out;
 	}
 	return "?";
@@ -490,6 +533,30 @@ static void report_stores(const struct opts *o)
 	}
 }
 
+/* The ring: fastzero against the patched variant and the cold store. */
+static void report_ring(const struct opts *o)
+{
+	enum fz_loop cl = cold_loop == FZ_LOOP_AUTO ? variant : (enum fz_loop)cold_loop;
+	int s;
+	char p[16], q[16];
+
+	printf("\n# a ring of slots (reads moving on through a buffer that wraps), GB/s (best of %u)\n",
+	       o->reps);
+	printf("%-5s %7s %9s %9s %9s %7s\n", "bs", "ring", "ring-fz",
+	       loop_names[variant], loop_names[cl], "fz/best");
+	for (s = 0; s < o->nsizes; s++) {
+		size_t bs = o->sizes[s];
+		double f = best(find(K_RFZ, -1, bs), o->reps);
+		double v = best(find(K_RLIMIT, variant, bs), o->reps);
+		double c = best(find(K_RLIMIT, cl, bs), o->reps);
+
+		printf("%-5s %7s %9.2f %9.2f %9.2f %6.0f%%\n",
+		       bl_fmt_size(bs, p, sizeof(p)),
+		       bl_fmt_size(ring_size(bs), q, sizeof(q)), f, v, c,
+		       100 * f / BL_MAX(v, c));
+	}
+}
+
 static void write_csv(const struct opts *o, enum fz_loop zl, double worst)
 {
 	struct bl_report rep = { .tool = "readmodel", .mode = "native-model" };
@@ -540,6 +607,8 @@ int main(int argc, char **argv)
 		maxbs = BL_MAX(maxbs, o.sizes[s]);
 	buf = bl_alloc(maxbs, false);
 	cold = bl_alloc(COLD_REGION, false);
+	ring_bytes = ring_size(maxbs);
+	ring = bl_alloc(ring_bytes, false);
 
 	add(K_READ0, 0, 0);
 	for (s = 0; s < o.nsizes; s++) {
@@ -548,6 +617,10 @@ int main(int argc, char **argv)
 			add(K_ZERO, zero_loops[l], o.sizes[s]);
 		add(K_FZ, 0, o.sizes[s]);
 		add(K_CFZ, 0, o.sizes[s]);
+		add(K_RFZ, 0, o.sizes[s]);
+		add(K_RLIMIT, variant, o.sizes[s]);
+		if (cold_loop != FZ_LOOP_AUTO && cold_loop != (int)variant)
+			add(K_RLIMIT, (enum fz_loop)cold_loop, o.sizes[s]);
 		for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++) {
 			if (!loop_runs(limit_loops[l], NULL))
 				continue;
@@ -562,11 +635,11 @@ int main(int argc, char **argv)
 	       bl_cpu_model(), bl_cpu_flags(), un.release);
 	printf("# zero-byte read() of /dev/zero: %.0f ns (best of %u)\n",
 	       best(&cfgs[0], o.reps), o.reps);
-	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: a %lu KiB probe, then %llu ms at the read's own rate, at most %lu KiB (every preemption model)\n",
+	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: a %lu KiB probe, then %llu ms at the read's own rate, at most %lux the bytes it timed and %lu KiB (every preemption model)\n",
 	       loop_names[variant], fz_erms_threshold, nt_threshold, nt_why,
 	       FZ_EXTENT_PROBE >> 10, FZ_EXTENT_BUDGET_NS / 1000000,
-	       FZ_EXTENT_MAX >> 10);
-	printf("# cold store: %s (%s), for reads of %lu bytes and more that start where the last one ended\n",
+	       FZ_EXTENT_GROWTH, FZ_EXTENT_MAX >> 10);
+	printf("# cold store: %s (%s), for reads of %lu bytes and more once a run of reads, each starting where the last ended, has streamed nt_threshold bytes\n",
 	       cold_loop == FZ_LOOP_AUTO ? "none" : loop_names[cold_loop], cold_why,
 	       FZ_COLD_THRESHOLD);
 	zl = match(&o, &worst);
@@ -574,6 +647,7 @@ int main(int argc, char **argv)
 	       loop_names[zl], worst);
 	report(&o, zl, worst);
 	report_stores(&o);
+	report_ring(&o);
 	for (l = 0; l < BL_ARRAY_SIZE(limit_loops); l++) {
 		const char *why;
 
@@ -586,6 +660,7 @@ int main(int argc, char **argv)
 		write_csv(&o, zl, worst);
 	bl_free(buf, maxbs);
 	bl_free(cold, COLD_REGION);
+	bl_free(ring, ring_bytes);
 	close(zfd);
 	return 0;
 }

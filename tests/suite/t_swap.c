@@ -4,7 +4,9 @@
  * shared mappings pushed out to swap (MADV_PAGEOUT, and memory.max
  * pressure) read back the bytes stored and zeros everywhere else.
  * Differential: every case runs on the reference too, and where the
- * reference's pages reach swap the device's must as well.
+ * reference's pages reach swap the device's must as well.  And a
+ * measurement, on both devices: how late a read into memory that is
+ * partly in swap sees a SIGALRM (docs/design-read.md).
  *
  * Needs a swap device: the harness makes /dev/zram0 a swap area (see
  * tests/vm/initramfs.sh) and the first test turns it on.  Without one every
@@ -22,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
+#include <sys/time.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -242,6 +245,103 @@ static int test_pressure(const void *arg, char *why)
 	return FZ_PASS;
 }
 
+#define LAT_RESIDENT	(48u << 20)	/* the read ramps up on this */
+#define LAT_SWAPPED	(64u << 20)	/* then runs into this, in zram */
+#define LAT_TRIALS	4
+
+static volatile sig_atomic_t lat_alarms;
+
+static void lat_on_alarm(int sig)
+{
+	(void)sig;
+	lat_alarms++;
+}
+
+/* Every page its own bytes (zram stores a same-filled page as a count). */
+static void lat_fill(unsigned char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += 64)
+		p[i] = (unsigned char)(1 + (i >> 12) + (i >> 6));
+}
+
+/* The resident part in memory, the rest pushed out to swap. */
+static void lat_prepare(unsigned char *p)
+{
+	lat_fill(p, LAT_RESIDENT + LAT_SWAPPED);
+	madvise(p + LAT_RESIDENT, LAT_SWAPPED, MADV_PAGEOUT);
+}
+
+/*
+ * One read of the whole buffer from @fd, SIGALRM after @delay s (0: none):
+ * the read's time, or with a timer how long after the timer fired the read
+ * returned (-1: it returned before the timer fired).
+ */
+static double lat_read(int fd, unsigned char *p, double delay)
+{
+	struct itimerval it = { { 0, 0 }, { (long)delay,
+					     (long)((delay - (long)delay) * 1e6) } };
+	struct sigaction sa = { .sa_handler = lat_on_alarm };
+	double t0, end;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	lat_alarms = 0;
+	t0 = fz_now();
+	if (delay > 0)
+		setitimer(ITIMER_REAL, &it, NULL);
+	if (read(fd, p, LAT_RESIDENT + LAT_SWAPPED) < 0)
+		return -2;
+	end = fz_now();
+	signal(SIGALRM, SIG_IGN);
+	if (delay <= 0)
+		return end - t0;
+	return lat_alarms ? end - (t0 + delay) : -1;
+}
+
+/*
+ * A read whose buffer is resident for its first 48 MiB and in zram for
+ * the next 64: its extents ramp up on the resident part, and the one that
+ * runs into the swapped part swaps in page by page with no signal check.
+ * SIGALRM at 1/5..4/5 of the read's time; the latency from the timer to
+ * the read's return, worst of the trials, on both devices.  Reported,
+ * not bounded: what the extent budget does not hold for.
+ */
+static int test_swapin_latency(const void *arg, char *why)
+{
+	int fds[2] = { dev, ref }, ret = need_swap(why);
+	double full[2], worst[2] = { 0, 0 }, lat;
+	unsigned char *p;
+	unsigned int d, k;
+
+	(void)arg;
+	if (ret != FZ_PASS)
+		return ret;
+	p = mmap(NULL, LAT_RESIDENT + LAT_SWAPPED, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return fz_fail(why, "mmap: %s", strerror(errno));
+	for (d = 0; d < 2; d++) {
+		lat_prepare(p);
+		full[d] = lat_read(fds[d], p, 0);
+		for (k = 1; k <= LAT_TRIALS && full[d] > 0; k++) {
+			lat_prepare(p);
+			lat = lat_read(fds[d], p, full[d] * k / (LAT_TRIALS + 1));
+			if (lat > worst[d])
+				worst[d] = lat;
+		}
+	}
+	munmap(p, LAT_RESIDENT + LAT_SWAPPED);
+	if (full[0] < 0 || full[1] < 0)
+		return fz_fail(why, "read into the buffer failed");
+	fz_diag("SIGALRM into a read of %u MiB resident then %u MiB in zram: %s read %.0f ms, latency max of %u %.1f ms; %s read %.0f ms, latency max %.1f ms",
+		LAT_RESIDENT >> 20, LAT_SWAPPED >> 20, fz_dev_name, full[0] * 1e3,
+		LAT_TRIALS, worst[0] * 1e3, fz_ref_name, full[1] * 1e3,
+		worst[1] * 1e3);
+	return FZ_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct swap_case cases[] = {
@@ -260,5 +360,6 @@ int main(int argc, char **argv)
 		fz_run(test_pressure, &cases[i], "%s_%s_over_memory_max_swaps_and_reads_back",
 		       cases[i].fd == &dev ? "device" : "reference",
 		       cases[i].flags == MAP_SHARED ? "shared" : "private");
+	fz_run(test_swapin_latency, NULL, "sigalrm_read_into_swapped_memory_latency_measured");
 	return fz_exit();
 }
