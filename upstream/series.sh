@@ -55,7 +55,7 @@ fetch_source() {
 		echo "$tree/$pkg"
 		return
 	fi
-	mkdir -p "$apt"/{lists/partial,cache/archives/partial,etc}
+	mkdir -p "$apt"/{cache/archives/partial,etc/preferences.d}
 	echo "deb [trusted=yes] http://deb.debian.org/debian $suite main" >"$apt/etc/sources.list.$suite"
 	cat >"$apt/apt.conf.$suite" <<-EOF
 		Dir::State "$apt";
@@ -64,7 +64,8 @@ fetch_source() {
 		Dir::Cache "$apt/cache";
 		Dir::Etc::SourceList "$apt/etc/sources.list.$suite";
 		Dir::Etc::SourceParts "/nonexistent";
-		Dir::Etc::PreferencesParts "/nonexistent";
+		Dir::Etc::Preferences "$apt/etc/preferences";
+		Dir::Etc::PreferencesParts "$apt/etc/preferences.d";
 		Acquire::Languages "none";
 		APT::Sandbox::User "root";
 	EOF
