@@ -4,8 +4,10 @@
 # Usage: upstream/series.sh [--update] [--build]
 #   (none)    regenerate into build/upstream/out, run checkpatch --strict on
 #             every patch, git am the series onto the base and the newest
-#             source, apply each patch alone onto the base, and compare the
-#             result with the committed upstream/out (a difference fails)
+#             source, apply each patch alone onto the base, run the patched
+#             rep_stos_alternative() in userspace (upstream/test/), and
+#             compare the result with the committed upstream/out (a
+#             difference fails)
 #   --update  the same, then copy build/upstream/out over upstream/out
 #   --build   also compile the touched objects after each patch, W=1, with
 #             make allnoconfig + tests/vm/debug.config (nice -n 19; about
@@ -214,7 +216,27 @@ for f in "$OUT"/out/000[1-9]-*.patch; do
 done
 rm -rf "$OUT/am"
 
-# 5. Optionally, the touched objects after each patch (W=1: warnings are errors).
+# 5. rep_stos_alternative() as the series leaves it, run in userspace with
+# the kernel's exception fixup emulated, with and without ERMS (bytes
+# cleared, return value, faults: upstream/test/clear_user_test.c).
+t=$OUT/clear_user_test
+mkdir -p "$t"
+sed -n '/^SYM_FUNC_START(rep_stos_alternative)/,/^SYM_FUNC_END(rep_stos_alternative)/p' \
+	"$repo/arch/x86/lib/clear_page_64.S" >"$t/rep_stos_alternative.S"
+for erms in 0 1; do
+	if gcc -c -DERMS=$erms -include "$UP/test/rep_stos_shim.h" -x assembler-with-cpp \
+		"$t/rep_stos_alternative.S" -o "$t/rsa$erms.o" &&
+		gcc -O2 -no-pie -Wall -Wextra -Werror "$UP/test/clear_user_test.c" "$t/rsa$erms.o" \
+			-o "$t/test$erms" && "$t/test$erms" >"$t/erms$erms.tap" 2>&1; then
+		log "rep_stos_alternative, ERMS=$erms, in userspace: $(grep -c '^ok' "$t/erms$erms.tap") tests passed"
+	else
+		log "rep_stos_alternative, ERMS=$erms, in userspace: FAILED"
+		cat "$t/erms$erms.tap" >&2 2>/dev/null || true
+		rc=1
+	fi
+done
+
+# 6. Optionally, the touched objects after each patch (W=1: warnings are errors).
 if ((build)); then
 	src=$OUT/linux obj=$OUT/obj pristine=$base
 	# A tree built in place (the debug tier's) refuses O=: use a clean one.
@@ -243,7 +265,7 @@ if ((build)); then
 	done
 fi
 
-# 6. The committed output must be what the stack generates.
+# 7. The committed output must be what the stack generates.
 if ((update)); then
 	rm -rf "$UP/out" && cp -r "$OUT/out" "$UP/out"
 	log "upstream/out updated"
