@@ -21,6 +21,11 @@
 #   make dkms-uninstall  dkms remove, from every kernel, and its /usr/src copy
 #   make deb          fastzero-dkms and fastzero-tools .debs in build/deb/
 #                     (debian/make-deb.sh: dpkg-buildpackage -b, lintian)
+#   make upstream     the /dev/zero kernel series (docs/upstream.md): upstream/out
+#                     regenerated from upstream/series, checkpatch --strict, git am
+#                     onto Debian's 7.2 and 7.3 sources, compared with the committed
+#                     files (UPSTREAM_UPDATE=1: rewrite them; UPSTREAM_BUILD=1: also
+#                     a W=1 build of the touched objects after each patch)
 #   make clean        remove what make built (KDIR's kbuild files, userspace/
 #                     build/, the suite's programs)
 #
@@ -84,6 +89,9 @@ KERNEL_IDS = $(shell sed -n "s/^FZ_KERNEL_IDS='\(.*\)'$$/\1/p" $(CURDIR)/tests/v
 ifneq ($(filter-out 0 1,$(QUICK)),)
 $(error fastzero: QUICK=$(QUICK): 1 (the short run) or 0 (the full one))
 endif
+ifneq ($(filter-out 0 1,$(UPSTREAM_UPDATE) $(UPSTREAM_BUILD)),)
+$(error fastzero: UPSTREAM_UPDATE and UPSTREAM_BUILD take 1 or 0)
+endif
 ifneq ($(filter bench,$(goals)),)
 # run-bench.sh checks its variables itself, in seconds: one line each
 bench_bad := $(shell QUICK='$(QUICK)' KERNEL='$(KERNEL)' FZ_BENCH_KERNEL='$(FZ_BENCH_KERNEL)' \
@@ -127,7 +135,7 @@ DEPMOD = $(if $(wildcard $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep), \
 	 @echo "no $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep: depmod skipped")
 
 .PHONY: all help module userspace check bench microbench calibrate model lint results-table \
-	install uninstall dkms-install dkms-uninstall deb clean
+	install uninstall dkms-install dkms-uninstall deb upstream clean
 
 all: module userspace
 
@@ -194,6 +202,11 @@ dkms-uninstall:
 # Debian packages, built the Debian way in a copy of the tree (docs/packaging.md).
 deb:
 	debian/make-deb.sh
+
+# The upstream series: regenerated from its stack and checked (upstream/series.sh).
+upstream:
+	upstream/series.sh $(if $(filter 1,$(UPSTREAM_UPDATE)),--update) \
+		$(if $(filter 1,$(UPSTREAM_BUILD)),--build)
 
 clean:
 	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)

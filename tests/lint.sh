@@ -75,7 +75,7 @@ lint_shellcheck() {
 	local out
 	command -v shellcheck >/dev/null || apt_install shellcheck
 	out=$(cd "$REPO" && shellcheck -x tests/lint.sh tests/doccheck.sh tests/nohistory.sh tests/results-table.sh \
-		tests/vm/*.sh tests/host/*.sh \
+		tests/vm/*.sh tests/host/*.sh upstream/*.sh \
 		userspace/bench/*.sh userspace/fastzero-run userspace/fastzero-bench \
 		debian/make-deb.sh debian/doc-links.sh .ci/run 2>&1) || true
 	[[ -z $out ]] || printf '%s\n' "$out" | sed 's/^/# /'

@@ -5,6 +5,7 @@
 #   tests/vm/run-vm.sh --kernel <id> --cpu <qemu -cpu string> --payload <host dir> \
 #       --cmd '<shell command>' --log <file> [--mem 2G] [--smp 2] [--timeout SEC] \
 #       [--module <ko> | --no-module] [--no-fio] [--append '<extra kernel args>'] [--prog <path>]...
+#       [--vmlinuz <bzImage>]
 #   <id>      kernel id: 6.1, 6.12, 7, 6.12-debug (see kernels.sh; fetched/built into $FZ_CACHE on first use)
 #   --cpu     e.g. "max" (ERMS+REP_GOOD) or "max,-erms" (REP_GOOD only); a
 #             +feature the host's QEMU lacks ("max,+fsrs") runs sid's QEMU
@@ -13,6 +14,9 @@
 #   --no-fio  leave fio out of the initramfs (smaller/faster boot)
 #   --prog    a host program the guest gets at the same path, with its ldd
 #             libraries (e.g. /bin/bash, /usr/bin/pv); repeatable
+#   --vmlinuz boot this image instead of <id>'s (a rebuild of <id>'s tree,
+#             e.g. the upstream series in the debug kernel; <id> still
+#             names the kernel for the module build)
 # Guest side: /init mounts proc, sysfs, devtmpfs (/dev), tmpfs (/tmp), debugfs;
 #   the payload dir is at /payload (the cmd runs there with /bin/sh = busybox),
 #   the module at /fastzero.ko, fio at /usr/bin/fio (with its libs), the
@@ -101,7 +105,7 @@ boot() {
 
 main() {
 	local kid='' cpu='' mem=2G smp=2 tmo=600 payload='' cmd='' log='' module=''
-	local no_module=0 fio_flag=() append='' initrd rc=0 progs=()
+	local no_module=0 fio_flag=() append='' initrd rc=0 progs=() vmlinuz=''
 	while (($#)); do
 		case $1 in
 		--kernel) kid=$2 ;;
@@ -114,6 +118,7 @@ main() {
 		--log) log=$2 ;;
 		--module) module=$2 ;;
 		--append) append=$2 ;;
+		--vmlinuz) vmlinuz=$2 ;;
 		--prog) progs+=(--prog "$2") ;;
 		--no-module | --no-fio)
 			[[ $1 == --no-module ]] && no_module=1 || fio_flag=(--no-fio)
@@ -128,6 +133,10 @@ main() {
 	[[ -z $payload || -d $payload ]] || fz_die "payload dir $payload missing"
 	fz_need_pkgs qemu-system-x86 coreutils
 	fz_kernel_resolve "$kid" >&2
+	if [[ -n $vmlinuz ]]; then
+		[[ -s $vmlinuz ]] || fz_die "--vmlinuz $vmlinuz: no such image"
+		VMLINUZ=$vmlinuz
+	fi
 	log=${log:-$FZ_CACHE/logs/vm-$(fz_sanitize "$kid")-$(fz_sanitize "$cpu").log}
 	mkdir -p "$(dirname "$log")"
 	if [[ $no_module == 0 && -z $module ]]; then

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# upstream-proof.sh: the upstream series (upstream/out) in the 7.x debug kernel, booted, with the suite's tests run against the patched /dev/zero and the unpatched one.
+#
+# Usage: tests/vm/upstream-proof.sh [--build-only]
+#   1. the 7-debug kernel (debug-kernel.sh 7; built first if it is not);
+#   2. a copy of its tree with its objects at /fzdebug-7-upstream/linux in
+#      the sid chroot, the series applied (patch -p1), make bzImage: only
+#      the touched objects recompile, then vmlinux links again;
+#   3. unless --build-only, two boots under -cpu max, no module: the
+#      unpatched 7-debug image and the patched one, each running
+#      tests/suite with FZ_DEV=/dev/zero FZ_MODULE=0 (read, readv,
+#      io_uring, splice and its consumers, the Dirty-Pipe check, mmap,
+#      signals, partial faults, the fuzzer), then the kernel's verdicts
+#      (KASAN, lockdep, kmemleak, the log).
+# Each step prints PASS or FAIL lines; the last line counts them.  A test
+# the two boots answer differently, a failed test on the patched kernel,
+# a KASAN report or lockdep turned off is a failure.  Logs:
+# $FZ_CACHE/logs/upstream-proof-<time>/.  Not part of make check: the
+# caller decides when it runs (the build reuses the debug tier's objects;
+# each boot is one suite run of a debug kernel under TCG).
+# The boots take the heavy lock (FZ_HEAVY_LOCK, default /work/heavy.lock
+# when it exists) so they do not run beside other QEMU work.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=kernels.sh
+source "$FZ_VM_DIR/kernels.sh"
+
+build_only=0
+case ${1:-} in
+'') ;;
+--build-only) build_only=1 ;;
+*) sed -n '4,4p' "$0" >&2; exit 2 ;;
+esac
+
+OUT=$FZ_CACHE/logs/upstream-proof-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$OUT"
+PASSED=0 FAILED=0
+result() {	# result ok|fail NAME [DETAIL]
+	if [[ $1 == ok ]]; then
+		PASSED=$((PASSED + 1))
+		printf '  PASS  %s\n' "$2"
+	else
+		FAILED=$((FAILED + 1))
+		printf '  FAIL  %s%s\n' "$2" "${3:+  -- $3}"
+	fi
+}
+finish() {
+	echo "upstream proof: $PASSED passed, $FAILED failed (logs: $OUT)"
+	((FAILED == 0))
+	exit
+}
+
+# 1. The unpatched debug kernel.
+out=$("$FZ_VM_DIR/debug-kernel.sh" 7) || { result fail "7-debug kernel builds"; finish; }
+base_di=$(sed -n 's/^KDIR=//p' <<<"$out")
+result ok "7-debug kernel ($(sed -n 's/^KVER=//p' <<<"$out"))"
+
+# 2. The patched copy: the base tree's files and objects, then the series.
+DI=/fzdebug-7-upstream
+tree=$FZ_SID_ROOT$DI/linux
+patches=("$FZ_REPO"/upstream/out/000[1-9]-*.patch)
+if [[ ! -f $tree/.fz-base-built || $(cat "$tree/.fz-base-built") != "$(cat "$FZ_SID_ROOT$base_di/../.fz-built")" ]]; then
+	fz_log "copying the debug tree with its objects to $tree"
+	rm -rf "$FZ_SID_ROOT$DI" && mkdir -p "$FZ_SID_ROOT$DI"
+	cp -a "$FZ_SID_ROOT$base_di" "$tree"
+	cat "$FZ_SID_ROOT$base_di/../.fz-built" >"$tree/.fz-base-built"
+fi
+# Every run applies the series to the base's own files again.
+while IFS= read -r f; do
+	cp -p "$FZ_SID_ROOT$base_di/$f" "$tree/$f"
+done < <(sed -n 's|^+++ b/||p' "${patches[@]}" | sort -u)
+if cat "${patches[@]}" | patch -s -p1 -d "$tree" --no-backup-if-mismatch >"$OUT/patch.log" 2>&1; then
+	result ok "the series applies to the debug tree (${#patches[@]} patches)"
+else
+	result fail "the series applies to the debug tree" "$(head -n 3 "$OUT/patch.log" | tr '\n' ' ')"
+	finish
+fi
+t0=$(date +%s)
+if fz_sid_exec make -C "$DI/linux" LOCALVERSION=-fzdebug -j"$(nproc)" bzImage \
+	>"$OUT/build.log" 2>&1; then
+	result ok "the patched debug kernel builds ($(($(date +%s) - t0)) s)"
+else
+	result fail "the patched debug kernel builds" "log: $OUT/build.log"
+	finish
+fi
+img=$tree/arch/x86/boot/bzImage
+((build_only)) && finish
+
+# 3. The suite against /dev/zero on both kernels.
+payload=$OUT/payload
+make -C "$FZ_REPO/tests/suite" OUT="$payload" >"$OUT/suite-build.log" 2>&1 ||
+	{ result fail "suite builds" "log: $OUT/suite-build.log"; finish; }
+[[ -f $payload/run-suite.sh ]] || cp "$FZ_REPO/tests/suite/run-suite.sh" "$payload/"
+# shellcheck disable=SC2016 # expanded by the guest's shell
+cmd='FZ_DEV=/dev/zero FZ_MODULE=0 FZ_QUICK=1 sh ./run-suite.sh; echo "FZ: suite rc=$?"'
+lock=${FZ_HEAVY_LOCK:-}
+[[ -z $lock && -e /work/heavy.lock ]] && lock=/work/heavy.lock
+for which in unpatched patched; do
+	vm=("$FZ_VM_DIR/run-vm.sh" --kernel 7-debug --cpu max --no-module --payload "$payload"
+		--cmd "$cmd" --timeout "${FZ_VM_TIMEOUT:-2400}" --log "$OUT/$which.log")
+	[[ $which == patched ]] && vm+=(--vmlinuz "$img")
+	rc=0
+	if [[ -n $lock ]]; then flock "$lock" "${vm[@]}" >/dev/null || rc=$?; else "${vm[@]}" >/dev/null || rc=$?; fi
+	grep -E '^(not )?ok [0-9]+ - ' "$OUT/$which.log" | sed -E 's/^(not ok|ok) [0-9]+ - /\1 /' >"$OUT/$which.tap" || true
+	if ((rc == 0)) && grep -q 'FZ: suite rc=0' "$OUT/$which.log"; then
+		result ok "$which: the suite passes against /dev/zero ($(grep -c '^ok' "$OUT/$which.tap") ok)"
+	else
+		result fail "$which: the suite against /dev/zero" "run-vm $rc; $(grep -c '^not ok' "$OUT/$which.tap") not ok; log $OUT/$which.log"
+	fi
+	# check.sh's KERNEL_REPORT; lockdep still armed; kmemleak's block empty
+	leaks=$(sed -n '/^FZ: kmemleak-begin/,/^FZ: kmemleak-end/p' "$OUT/$which.log" |
+		sed '1d;/^FZ: kmemleak-end/d')
+	if grep -qE 'WARNING:|BUG:|Oops|general protection|KASAN' "$OUT/$which.log" ||
+		! grep -q '^FZ: debug_locks 1' "$OUT/$which.log" || [[ -n $leaks ]]; then
+		result fail "$which: the kernel log is clean (KASAN, lockdep, kmemleak)" "log $OUT/$which.log"
+	else
+		result ok "$which: the kernel log is clean (KASAN, lockdep, kmemleak)"
+	fi
+done
+if diff -u "$OUT/unpatched.tap" "$OUT/patched.tap" >"$OUT/answers.diff"; then
+	result ok "identical answers on both kernels ($(wc -l <"$OUT/patched.tap") tests)"
+else
+	result fail "identical answers on both kernels" "$OUT/answers.diff"
+fi
+finish

@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# series.sh - the upstream series (docs/upstream.md) as git format-patch output, regenerated from upstream/series/.
+#
+# Usage: upstream/series.sh [--update] [--build]
+#   (none)    regenerate into build/upstream/out, run checkpatch --strict on
+#             every patch, git am the series onto the base and the newest
+#             source, apply each patch alone onto the base, run the patched
+#             rep_stos_alternative() in userspace (upstream/test/), and
+#             compare the result with the committed upstream/out (a
+#             difference fails)
+#   --update  the same, then copy build/upstream/out over upstream/out
+#   --build   also compile the touched objects after each patch, W=1, with
+#             make allnoconfig + tests/vm/debug.config (nice -n 19; about
+#             15 minutes cold on 2 cores, seconds per patch after that)
+#
+# The series is upstream/series/NNNN-name/{msg,diff}: msg is the commit
+# message (subject, blank line, body, Signed-off-by), diff the change as
+# git diff prints it.  The cover letter's text is upstream/cover.txt; its
+# shortlog and diffstat come from git format-patch, its @MAINTAINERS@ line
+# from the base's scripts/get_maintainer.pl.
+#
+# Sources (unpacked linux-source trees): UPSTREAM_BASE and UPSTREAM_NEWEST,
+# else the debug tier's sid tree for the base when it is the same series,
+# else both are fetched with apt-get download from sid and experimental
+# (a private apt configuration under build/upstream/apt: the host's apt
+# state is not touched) and unpacked under build/upstream/src.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+UP=$REPO/upstream
+OUT=$REPO/build/upstream
+FZ_CACHE=${FZ_CACHE:-/var/cache/fastzero}
+BASE_PKG=linux-source-7.2 BASE_VER=7.2.13-1 BASE_SUITE=sid
+NEWEST_PKG=linux-source-7.3 NEWEST_VER=7.3~rc7-1~exp1 NEWEST_SUITE=experimental
+# Fixed identities and dates: the same series gives the same bytes.
+BASE_DATE=2026-12-05T21:00:00Z
+# The author of every commit: the Signed-off-by of the first patch.
+IDENT=$(sed -n 's/^Signed-off-by: //p' "$(find "$UP/series" -name msg | sort | head -n1)" | tail -n1)
+IDENT_NAME=${IDENT% <*} IDENT_MAIL=${IDENT##*<} IDENT_MAIL=${IDENT_MAIL%>}
+
+update=0 build=0
+for a in "$@"; do
+	case $a in
+	--update) update=1 ;;
+	--build) build=1 ;;
+	*) sed -n '4,13p' "$0" >&2; exit 2 ;;
+	esac
+done
+
+log() { printf 'upstream: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# fetch_source PKG VER SUITE: unpack PKG=VER into $OUT/src/PKG; prints the tree.
+fetch_source() {
+	local pkg=$1 ver=$2 suite=$3 apt=$OUT/apt tree=$OUT/src/$1 deb
+	if [[ -f $tree/.fz-version && $(cat "$tree/.fz-version") == "$ver" ]]; then
+		echo "$tree/$pkg"
+		return
+	fi
+	mkdir -p "$apt"/{cache/archives/partial,etc/preferences.d}
+	echo "deb [trusted=yes] http://deb.debian.org/debian $suite main" >"$apt/etc/sources.list.$suite"
+	cat >"$apt/apt.conf.$suite" <<-EOF
+		Dir::State "$apt";
+		Dir::State::Lists "$apt/lists.$suite";
+		Dir::State::status "/var/lib/dpkg/status";
+		Dir::Cache "$apt/cache";
+		Dir::Etc::SourceList "$apt/etc/sources.list.$suite";
+		Dir::Etc::SourceParts "/nonexistent";
+		Dir::Etc::Preferences "$apt/etc/preferences";
+		Dir::Etc::PreferencesParts "$apt/etc/preferences.d";
+		Acquire::Languages "none";
+		APT::Sandbox::User "root";
+	EOF
+	mkdir -p "$apt/lists.$suite/partial"
+	log "fetching $pkg=$ver from $suite"
+	APT_CONFIG=$apt/apt.conf.$suite apt-get -qq update >&2
+	rm -rf "$tree" && mkdir -p "$tree"
+	(cd "$tree" && APT_CONFIG=$apt/apt.conf.$suite apt-get -qq download "$pkg=$ver") >&2
+	deb=$(find "$tree" -maxdepth 1 -name "${pkg}_*.deb" | head -n1)
+	[[ -n $deb ]] || die "download of $pkg=$ver failed"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz" | tar -xJ -C "$tree"
+	rm -f "$deb"
+	echo "$ver" >"$tree/.fz-version"
+	echo "$tree/$pkg"
+}
+
+# tree_version TREE: VERSION.PATCHLEVEL.SUBLEVEL-EXTRAVERSION of a tree's Makefile.
+tree_version() {
+	awk -F' = ' '/^VERSION =/{v=$2} /^PATCHLEVEL =/{p=$2} /^SUBLEVEL =/{s=$2}
+		/^EXTRAVERSION =/{e=$2; print v "." p "." s e; exit}' "$1/Makefile"
+}
+
+base=${UPSTREAM_BASE:-}
+if [[ -z $base ]]; then
+	dbg=$FZ_CACHE/sid/root/fzdebug-7
+	if [[ $(cat "$dbg/linux/.fz-version" 2>/dev/null) == "$BASE_VER" &&
+		$(cat "$dbg/.fz-srcpkg" 2>/dev/null) == "$BASE_PKG" ]]; then
+		base=$dbg/linux
+	else
+		base=$(fetch_source $BASE_PKG $BASE_VER $BASE_SUITE)
+	fi
+fi
+newest=${UPSTREAM_NEWEST:-$(fetch_source $NEWEST_PKG $NEWEST_VER $NEWEST_SUITE)}
+for t in "$base" "$newest"; do
+	[[ -f $t/Makefile && -x $t/scripts/checkpatch.pl ]] || die "$t: not a kernel source tree"
+done
+log "base $(tree_version "$base") ($base), newest $(tree_version "$newest") ($newest)"
+
+mapfile -t patches < <(find "$UP/series" -mindepth 1 -maxdepth 1 -type d | sort)
+((${#patches[@]})) || die "no patches in $UP/series"
+# Every file the series touches (b/ side of each diff).
+mapfile -t files < <(sed -n 's|^+++ b/||p' "${patches[@]/%//diff}" | sort -u)
+
+# git_in DIR ARGS...: git with the series' identity and fixed dates.
+git_in() {
+	local d=$1
+	shift
+	GIT_AUTHOR_NAME=$IDENT_NAME GIT_AUTHOR_EMAIL=$IDENT_MAIL \
+	GIT_COMMITTER_NAME=$IDENT_NAME GIT_COMMITTER_EMAIL=$IDENT_MAIL \
+	GIT_AUTHOR_DATE=$BASE_DATE GIT_COMMITTER_DATE=$BASE_DATE \
+		git -C "$d" -c core.autocrlf=false -c commit.gpgsign=false "$@"
+}
+
+# sparse_repo TREE DIR: a git repository of TREE's copies of the touched
+# files, committed once (what git am and format-patch need of a tree).
+sparse_repo() {
+	local tree=$1 dir=$2 f
+	rm -rf "$dir" && mkdir -p "$dir"
+	for f in "${files[@]}"; do
+		[[ -f $tree/$f ]] || die "$tree has no $f"
+		mkdir -p "$dir/$(dirname "$f")"
+		cp "$tree/$f" "$dir/$f"
+	done
+	git_in "$dir" init -q
+	git_in "$dir" add -A
+	git_in "$dir" commit -q -m "linux-source $(tree_version "$tree")"
+}
+
+rc=0
+# 1. The commits, and git format-patch with the cover letter.
+repo=$OUT/git
+sparse_repo "$base" "$repo"
+for p in "${patches[@]}"; do
+	git_in "$repo" apply --index "$p/diff" || die "$(basename "$p"): does not apply to the base"
+	git_in "$repo" commit -q -F "$p/msg"
+done
+rm -rf "$OUT/out" && mkdir -p "$OUT/out"
+git_in "$repo" format-patch -q --cover-letter --no-signature --subject-prefix="RFC PATCH" \
+	-o "$OUT/out" HEAD~${#patches[@]}..HEAD
+
+# 2. The cover letter: its text, the maintainers of each patch, a fixed date.
+cover=$(find "$OUT/out" -name '0000-*.patch')
+maint=$OUT/maintainers.txt
+: >"$maint"
+n=0
+for f in "$OUT"/out/000[1-9]-*.patch; do
+	n=$((n + 1))
+	{
+		echo "  $n/${#patches[@]} $(head -n1 "${patches[n - 1]}/msg"):"
+		(cd "$base" && perl scripts/get_maintainer.pl --no-git --no-git-fallback "$f") |
+			sed 's/^/    /'
+	} >>"$maint"
+done
+subject=$(head -n1 "$UP/cover.txt")
+awk -v subj="$subject" -v body="$UP/cover.txt" -v maint="$maint" '
+	/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
+	/^\*\*\* BLURB HERE \*\*\*$/ {
+		n = 0
+		while ((getline line < body) > 0) {
+			if (++n <= 2) continue	# the subject and the blank line
+			if (line == "@MAINTAINERS@") {
+				while ((getline m < maint) > 0) print m
+				continue
+			}
+			print line
+		}
+		next
+	}
+	/^Date: / { print "Date: Sat, 5 Dec 2026 21:00:00 +0000"; next }
+	{ print }' "$cover" >"$cover.new"
+mv "$cover.new" "$cover"
+log "generated $(find "$OUT/out" -name '*.patch' | wc -l) files in $OUT/out"
+
+# 3. checkpatch --strict with the base's own script and data files.
+for f in "$OUT"/out/000[1-9]-*.patch; do
+	if res=$(cd "$base" && perl scripts/checkpatch.pl --strict --no-summary --terse "$f" 2>&1) &&
+		[[ -z $res ]]; then
+		log "checkpatch --strict: clean: $(basename "$f")"
+	else
+		log "checkpatch --strict: $(basename "$f"):"
+		printf '%s\n' "$res" >&2
+		rc=1
+	fi
+done
+
+# 4. git am of the whole series onto both sources; each patch alone onto the base.
+for t in "$base" "$newest"; do
+	am=$OUT/am
+	sparse_repo "$t" "$am"
+	if git_in "$am" am -q "$OUT"/out/000[1-9]-*.patch; then
+		log "git am: the series applies to $(tree_version "$t")"
+	else
+		log "git am: the series does NOT apply to $(tree_version "$t")"
+		git_in "$am" am --abort 2>/dev/null || true
+		rc=1
+	fi
+done
+sparse_repo "$base" "$OUT/am"
+for f in "$OUT"/out/000[1-9]-*.patch; do
+	if git_in "$OUT/am" apply --check "$f"; then
+		log "alone: $(basename "$f") applies to the base by itself"
+	else
+		log "alone: $(basename "$f") needs an earlier patch"
+		rc=1
+	fi
+done
+rm -rf "$OUT/am"
+
+# 5. rep_stos_alternative() as the series leaves it, run in userspace with
+# the kernel's exception fixup emulated, with and without ERMS (bytes
+# cleared, return value, faults: upstream/test/clear_user_test.c).
+t=$OUT/clear_user_test
+mkdir -p "$t"
+sed -n '/^SYM_FUNC_START(rep_stos_alternative)/,/^SYM_FUNC_END(rep_stos_alternative)/p' \
+	"$repo/arch/x86/lib/clear_page_64.S" >"$t/rep_stos_alternative.S"
+for erms in 0 1; do
+	if gcc -c -DERMS=$erms -include "$UP/test/rep_stos_shim.h" -x assembler-with-cpp \
+		"$t/rep_stos_alternative.S" -o "$t/rsa$erms.o" &&
+		gcc -O2 -no-pie -Wall -Wextra -Werror "$UP/test/clear_user_test.c" "$t/rsa$erms.o" \
+			-o "$t/test$erms" && "$t/test$erms" >"$t/erms$erms.tap" 2>&1; then
+		log "rep_stos_alternative, ERMS=$erms, in userspace: $(grep -c '^ok' "$t/erms$erms.tap") tests passed"
+	else
+		log "rep_stos_alternative, ERMS=$erms, in userspace: FAILED"
+		cat "$t/erms$erms.tap" >&2 2>/dev/null || true
+		rc=1
+	fi
+done
+
+# 6. Optionally, the touched objects after each patch (W=1: warnings are errors).
+if ((build)); then
+	src=$OUT/linux obj=$OUT/obj pristine=$base
+	# A tree built in place (the debug tier's) refuses O=: use a clean one.
+	[[ -e $base/.config ]] && pristine=$(fetch_source $BASE_PKG $BASE_VER $BASE_SUITE)
+	if [[ ! -f $src/.fz-base || $(cat "$src/.fz-base") != "$pristine" ]]; then
+		rm -rf "$src" "$obj" && cp -al "$pristine" "$src" && echo "$pristine" >"$src/.fz-base"
+	fi
+	# The tree is hard-linked to the source: patch replaces files, never
+	# writes into them; each run starts again from the unpatched files.
+	for f in "${files[@]}"; do
+		rm -f "$src/$f" && cp "$pristine/$f" "$src/$f"
+	done
+	mkdir -p "$obj"
+	{ cat "$REPO/tests/vm/debug.config"; echo CONFIG_PREEMPT_LAZY=y; echo CONFIG_PREEMPT_DYNAMIC=y; } >"$obj/allconfig"
+	nice -n 19 make -s -C "$src" O="$obj" KCONFIG_ALLCONFIG="$obj/allconfig" allnoconfig
+	for f in "$OUT"/out/000[1-9]-*.patch; do
+		patch -s -p1 -d "$src" --no-backup-if-mismatch <"$f"
+		mapfile -t objs < <(sed -n 's|^+++ b/\(.*\)\.[cS]$|\1.o|p' "$f")
+		if nice -n 19 make -s -C "$src" O="$obj" W=1 KCFLAGS=-Werror -j"$(nproc)" "${objs[@]}" >"$OUT/build.log" 2>&1; then
+			log "W=1 build: clean after $(basename "$f"): ${objs[*]}"
+		else
+			log "W=1 build: FAILED after $(basename "$f"):"
+			cat "$OUT/build.log" >&2
+			rc=1
+		fi
+	done
+fi
+
+# 7. The committed output must be what the stack generates.
+if ((update)); then
+	rm -rf "$UP/out" && cp -r "$OUT/out" "$UP/out"
+	log "upstream/out updated"
+elif ! diff -ru "$UP/out" "$OUT/out" >&2; then
+	log "upstream/out differs from what upstream/series generates: upstream/series.sh --update"
+	rc=1
+fi
+exit $rc
