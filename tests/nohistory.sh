@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PATTERN='\bissues?[ _-]?#?[0-9]+|\(#[0-9]+\)|\breview [0-9]+\b|\b(previous|this|last) session\b'
 
 if (($# == 0)); then
-	mapfile -t files < <(git ls-files | grep -v -e '^results/' -e '^debian/changelog$' -e '^tests/nohistory\.sh$' \
+	mapfile -t files < <(git ls-files | grep -v -e '^results/' -e '^debian/changelog$' -e '^tests/nohistory\.sh$' -e '^tests/host/t_nohistory\.sh$' \
 		-e '\.png$' -e '\.svg$')
 	set -- "${files[@]}"
 fi
