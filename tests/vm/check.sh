@@ -24,6 +24,8 @@
 #   FZ_DEBUG_KERNELS the debug kernel tier's kernels (default "6.12-debug
 #                  7-debug", compiled while the other tiers run; "none":
 #                  no debug tier), see run_debug_kernel
+#   FZ_UPSTREAM_PROOF 0: leave out the upstream series' proof (upstream-proof.sh,
+#                  run when 7-debug is among FZ_DEBUG_KERNELS)
 #   FZ_MODULE_SRC  tree with Kbuild + driver/ (default: the repo)
 #   FZ_RESULTS     where guest logs go (default $FZ_CACHE/logs/check-<time>)
 # Output: a results block per kernel/CPU, then as the very last line
@@ -760,6 +762,27 @@ prune_old_results() {
 		sort -rn | tail -n +11 | cut -d' ' -f2- | while read -r d; do rm -rf "$d"; done
 }
 
+# run_upstream_proof: upstream/'s series in the 7-debug kernel, booted, the
+# suite against the patched and the unpatched /dev/zero (upstream-proof.sh);
+# its PASS and FAIL lines are counted here.
+run_upstream_proof() {
+	local out t0=$SECONDS p f
+	[[ ${FZ_UPSTREAM_PROOF:-1} != 0 && " $FZ_DEBUG_KERNELS " == *" 7-debug "* ]] || return 0
+	echo "==== upstream series: /dev/zero patched in the 7-debug kernel ===="
+	out=$("$FZ_VM_DIR/upstream-proof.sh" 2>"$FZ_RESULTS/upstream-proof.err")
+	printf '%s\n' "$out"
+	p=$(grep -c '^  PASS  ' <<<"$out")
+	f=$(grep -c '^  FAIL  ' <<<"$out")
+	if ((p + f == 0)); then
+		result fail "upstream proof ran" "$(tail -n 3 "$FZ_RESULTS/upstream-proof.err" | tr '\n' ' ')"
+		f=1
+	else
+		PASSED=$((PASSED + p)) FAILED=$((FAILED + f))
+	fi
+	SUMMARY+=("$(printf '%-6s %-22s %4d passed, %d failed (%d s)' upstr "7-debug + upstream/" \
+		"$p" "$f" $((SECONDS - t0)))")
+}
+
 main() {
 	local t0 payload kid
 	t0=$(date +%s)
@@ -789,6 +812,7 @@ main() {
 	done
 	run_debug_kernel "$payload"
 	finish_packaging
+	run_upstream_proof
 	echo "==== time table: every tier and boot ($(fz_accel), $(nproc) CPUs) ===="
 	printf '  %s\n' "${SUMMARY[@]}"
 	printf '  %-6s %-22s %d s (%s)\n' total - $(($(date +%s) - t0)) "$(run_kind)"

@@ -15,11 +15,10 @@
 # Each step prints PASS or FAIL lines; the last line counts them.  A test
 # the two boots answer differently, a failed test on the patched kernel,
 # a KASAN report or lockdep turned off is a failure.  Logs:
-# $FZ_CACHE/logs/upstream-proof-<time>/.  Not part of make check: the
-# caller decides when it runs (the build reuses the debug tier's objects;
-# each boot is one suite run of a debug kernel under TCG).
-# The boots take the heavy lock (FZ_HEAVY_LOCK, default /work/heavy.lock
-# when it exists) so they do not run beside other QEMU work.
+# $FZ_CACHE/logs/upstream-proof-<time>/.  make check runs it after the
+# debug tier (check.sh's run_upstream_proof; FZ_UPSTREAM_PROOF=0 leaves it
+# out): the build reuses the debug tier's objects.
+# The two boots run side by side (each guest keeps about one core busy).
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -33,7 +32,7 @@ case ${1:-} in
 *) sed -n '4,4p' "$0" >&2; exit 2 ;;
 esac
 
-OUT=$FZ_CACHE/logs/upstream-proof-$(date +%Y%m%d-%H%M%S)
+OUT=${FZ_RESULTS:-$FZ_CACHE/logs}/upstream-proof-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT"
 PASSED=0 FAILED=0
 result() {	# result ok|fail NAME [DETAIL]
@@ -94,14 +93,20 @@ make -C "$FZ_REPO/tests/suite" OUT="$payload" >"$OUT/suite-build.log" 2>&1 ||
 [[ -f $payload/run-suite.sh ]] || cp "$FZ_REPO/tests/suite/run-suite.sh" "$payload/"
 # shellcheck disable=SC2016 # expanded by the guest's shell
 cmd='FZ_DEV=/dev/zero FZ_MODULE=0 FZ_QUICK=1 sh ./run-suite.sh; echo "FZ: suite rc=$?"'
-lock=${FZ_HEAVY_LOCK:-}
-[[ -z $lock && -e /work/heavy.lock ]] && lock=/work/heavy.lock
-for which in unpatched patched; do
+# boot WHICH: one boot, its TAP answers in $OUT/WHICH.tap, its status in WHICH.rc.
+boot() {
+	local which=$1 rc=0 vm
 	vm=("$FZ_VM_DIR/run-vm.sh" --kernel 7-debug --cpu max --no-module --payload "$payload"
 		--cmd "$cmd" --timeout "${FZ_VM_TIMEOUT:-2400}" --log "$OUT/$which.log")
 	[[ $which == patched ]] && vm+=(--vmlinuz "$img")
-	rc=0
-	if [[ -n $lock ]]; then flock "$lock" "${vm[@]}" >/dev/null || rc=$?; else "${vm[@]}" >/dev/null || rc=$?; fi
+	"${vm[@]}" >/dev/null || rc=$?
+	echo "$rc" >"$OUT/$which.rc"
+}
+boot unpatched &
+boot patched &
+wait
+for which in unpatched patched; do
+	rc=$(cat "$OUT/$which.rc")
 	grep -E '^(not )?ok [0-9]+ - ' "$OUT/$which.log" | sed -E 's/^(not ok|ok) [0-9]+ - /\1 /' >"$OUT/$which.tap" || true
 	if ((rc == 0)) && grep -q 'FZ: suite rc=0' "$OUT/$which.log"; then
 		result ok "$which: the suite passes against /dev/zero ($(grep -c '^ok' "$OUT/$which.tap") ok)"
