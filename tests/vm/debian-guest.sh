@@ -456,12 +456,15 @@ g_stat() { cat "$G_STATS/$1" 2>/dev/null || echo 0; }
 
 # g_fs_snapshot: every file and link a package could leave behind, one per
 # line: not the volatile trees, dpkg's and apt's records, depmod's indexes.
+# DKMS's own module signing key (/var/lib/dkms/mok.*), made at its first
+# build for every DKMS package, is DKMS's state, kept by design.
 g_fs_snapshot() {
 	find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp \
 		-o -path /src -o -path /root -o -path /var/log -o -path /var/cache \
 		-o -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/systemd \
 		-o -path "$G_STATE" \) -prune -o \( -type f -o -type l \) -print 2>/dev/null |
-		grep -v -e '/modules/[^/]*/modules\.[a-z.]*$' -e '/__pycache__/' | sort
+		grep -v -e '/modules/[^/]*/modules\.[a-z.]*$' -e '/__pycache__/' \
+			-e '^/var/lib/dkms/mok\.\(key\|pub\)$' | sort
 }
 
 # g_debs_files: the files and links of the second kernel's header .debs
