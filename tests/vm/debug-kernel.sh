@@ -75,8 +75,12 @@ fragment() {
 	printf '%s\n' "${FAMILY_LINES[@]}"
 }
 
-# recipe_id: identifies the config recipe (a change reconfigures + rebuilds).
-recipe_id() { { fragment; echo "$LOCALVERSION"; } | sha256sum | cut -c1-16; }
+# recipe_id: identifies the config recipe (a change reconfigures + rebuilds);
+# comments are not the recipe, "# CONFIG_X is not set" lines are.
+recipe_id() {
+	{ fragment | grep -v -E '^$|^#' ; fragment | grep -E '^# CONFIG_[A-Z0-9_]+ is not set$'
+		echo "$LOCALVERSION"; } | sha256sum | cut -c1-16
+}
 
 # newest_version: the newest SRC_PKG version the apt lists offer.
 newest_version() {
