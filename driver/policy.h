@@ -107,6 +107,18 @@ struct fz_extents {
 	bool probe;
 };
 
+/* Nothing timed yet: @next is the first extent, and it is a probe. */
+static inline void fz_policy_extents_restart(struct fz_extents *x,
+					     unsigned long next)
+{
+	x->next = next;
+	x->cap = FZ_EXTENT_MAX;
+	x->timed = 0;
+	x->part = 0;
+	x->part_ns = 0;
+	x->probe = true;
+}
+
 /**
  * fz_policy_extents_init() - the extent state at the start of a read
  * @x: the state
@@ -117,15 +129,12 @@ static inline void fz_policy_extents_init(struct fz_extents *x,
 					  unsigned long chunk_size,
 					  unsigned long total)
 {
-	x->chunk_size = chunk_size;
-	x->next = fz_policy_first_extent(chunk_size);
+	unsigned long next = fz_policy_first_extent(chunk_size);
+
 	if (chunk_size == FZ_CHUNK_AUTO && total <= FZ_EXTENT_WHOLE)
-		x->next = FZ_EXTENT_WHOLE;
-	x->cap = FZ_EXTENT_MAX;
-	x->timed = 0;
-	x->part = 0;
-	x->part_ns = 0;
-	x->probe = true;
+		next = FZ_EXTENT_WHOLE;
+	x->chunk_size = chunk_size;
+	fz_policy_extents_restart(x, next);
 }
 
 /**
@@ -177,12 +186,7 @@ static inline void fz_policy_extents_new_mapping(struct fz_extents *x)
 {
 	if (x->chunk_size != FZ_CHUNK_AUTO)
 		return;
-	x->next = FZ_EXTENT_PROBE;
-	x->cap = FZ_EXTENT_MAX;
-	x->timed = 0;
-	x->part = 0;
-	x->part_ns = 0;
-	x->probe = true;
+	fz_policy_extents_restart(x, FZ_EXTENT_PROBE);
 }
 
 /**

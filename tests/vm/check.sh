@@ -99,16 +99,6 @@ FAILED=0
 SUMMARY=()
 TESTED_KVERS=()
 
-# result ok|fail NAME [DETAIL]: one counted harness result.
-result() {
-	if [[ $1 == ok ]]; then
-		PASSED=$((PASSED + 1))
-		printf '  PASS  %s\n' "$2"
-	else
-		FAILED=$((FAILED + 1))
-		printf '  FAIL  %s%s\n' "$2" "${3:+  -- $3}"
-	fi
-}
 
 # ---------- payload ----------
 

@@ -1,4 +1,4 @@
-# lib.sh: common helpers (cache dir, logging, locking, host deps) sourced by the tests/vm scripts.
+# lib.sh: common helpers (cache dir, logging, locking, host deps, counted results) sourced by the tests/vm scripts.
 # shellcheck shell=bash
 
 # Everything downloaded or generated lives here, never in the repo tree or /boot.
@@ -93,3 +93,14 @@ fz_accel() {
 
 # fz_sanitize STR: turn a kernel id / cpu model into a file-name-safe token.
 fz_sanitize() { printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_'; }
+
+# result ok|fail NAME [DETAIL]: one counted harness result (PASSED, FAILED).
+result() {
+	if [[ $1 == ok ]]; then
+		PASSED=$((PASSED + 1))
+		printf '  PASS  %s\n' "$2"
+	else
+		FAILED=$((FAILED + 1))
+		printf '  FAIL  %s%s\n' "$2" "${3:+  -- $3}"
+	fi
+}

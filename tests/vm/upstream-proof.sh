@@ -35,15 +35,6 @@ esac
 OUT=${FZ_RESULTS:-$FZ_CACHE/logs}/upstream-proof-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT"
 PASSED=0 FAILED=0
-result() {	# result ok|fail NAME [DETAIL]
-	if [[ $1 == ok ]]; then
-		PASSED=$((PASSED + 1))
-		printf '  PASS  %s\n' "$2"
-	else
-		FAILED=$((FAILED + 1))
-		printf '  FAIL  %s%s\n' "$2" "${3:+  -- $3}"
-	fi
-}
 finish() {
 	echo "upstream proof: $PASSED passed, $FAILED failed (logs: $OUT)"
 	((FAILED == 0))
