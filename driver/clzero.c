@@ -13,7 +13,7 @@
  * trap: arch/x86/kernel/traps.c in 6.1, 6.12 and 7.x), so a CPU that does
  * not execute it ends the loop early instead of oopsing.  The bytes are
  * then checked.  The variant is used only if CPUID has it and the
- * self-test passed; otherwise the reason shows in the clzero parameter
+ * self-test passed; otherwise the reason shows in policy/clzero (sysfs)
  * and, when force_variant asked for it, in one line of the kernel log.
  */
 
@@ -118,25 +118,15 @@ const char *fz_clzero_init(bool forced)
 	return why;
 }
 
-/* clzero: whether the variant may run, and why (read-only). */
-static int fz_clzero_get(char *buf, const struct kernel_param *kp)
+/**
+ * fz_clzero_reason() - whether the clzero variant may run, and why
+ *
+ * Return: "usable: ..." or "refused: ..." (policy/clzero in sysfs).
+ */
+const char *fz_clzero_reason(void)
 {
-	return sysfs_emit(buf, "%s\n", READ_ONCE(fz_clzero_why));
+	return READ_ONCE(fz_clzero_why);
 }
-
-static int fz_clzero_set(const char *val, const struct kernel_param *kp)
-{
-	return -EINVAL;
-}
-
-static const struct kernel_param_ops fz_clzero_ops = {
-	.set	= fz_clzero_set,
-	.get	= fz_clzero_get,
-};
-
-module_param_cb(clzero, &fz_clzero_ops, NULL, 0444);
-MODULE_PARM_DESC(clzero,
-		 "Whether the clzero variant may run: usable, or refused and why (load-time self-test; read-only)");
 
 /*
  * The store for cold destinations (policy.h): huge folios fresh from the
@@ -162,8 +152,13 @@ void fz_cold_init(const struct fz_cpu *cpu)
 	WRITE_ONCE(fz_cold_why, why);
 }
 
-/* cold_variant: the cold store and why (read-only). */
-static int fz_cold_variant_get(char *buf, const struct kernel_param *kp)
+/**
+ * fz_cold_variant_emit() - the cold store and why, for policy/cold_variant
+ * @buf: the sysfs page
+ *
+ * Return: the bytes written to @buf.
+ */
+int fz_cold_variant_emit(char *buf)
 {
 	int loop = READ_ONCE(fz_cold_loop);
 
@@ -172,26 +167,14 @@ static int fz_cold_variant_get(char *buf, const struct kernel_param *kp)
 			  READ_ONCE(fz_cold_why));
 }
 
-static const struct kernel_param_ops fz_cold_variant_ops = {
-	.set	= fz_clzero_set,
-	.get	= fz_cold_variant_get,
-};
-
-module_param_cb(cold_variant, &fz_cold_variant_ops, NULL, 0444);
-MODULE_PARM_DESC(cold_variant,
-		 "Store for cold destinations: new shared huge pages, and reads moving on through memory; and why (read-only)");
-
-/* cold_threshold: as nt_threshold, a WRITE_ONCE() for readers' READ_ONCE(). */
+/* cold_threshold: a value given replaces the derived reason. */
 static int fz_cold_threshold_set(const char *val, const struct kernel_param *kp)
 {
-	unsigned long thr;
-	int ret = kstrtoul(val, 0, &thr);
+	int ret = fz_param_ulong_set(val, kp);
 
-	if (ret)
-		return ret;
-	WRITE_ONCE(fz_cold_threshold, thr);
-	WRITE_ONCE(fz_cold_threshold_set_by_param, true);
-	return 0;
+	if (!ret)
+		WRITE_ONCE(fz_cold_threshold_set_by_param, true);
+	return ret;
 }
 
 static const struct kernel_param_ops fz_cold_threshold_ops = {
@@ -203,19 +186,16 @@ module_param_cb(cold_threshold, &fz_cold_threshold_ops, &fz_cold_threshold, 0644
 MODULE_PARM_DESC(cold_threshold,
 		 "Reads of at least this many bytes that start where the file's last read ended use cold_variant (0: never)");
 
-static int fz_cold_threshold_reason_get(char *buf, const struct kernel_param *kp)
+/**
+ * fz_cold_threshold_reason_emit() - where cold_threshold comes from
+ * @buf: the sysfs page
+ *
+ * Return: the bytes written to @buf.
+ */
+int fz_cold_threshold_reason_emit(char *buf)
 {
 	if (READ_ONCE(fz_cold_threshold_set_by_param))
 		return sysfs_emit(buf, "set by parameter\n");
 	return sysfs_emit(buf, "derived: %lu: %s\n", FZ_COLD_THRESHOLD,
-			  "a read that starts where the file's last read ended moves on into memory it has not touched (filling an array); dd reuses one buffer and keeps rep stos (measured: issue 27)");
+			  "a read that starts where the file's last read ended moves on into memory it has not touched (filling an array); dd reuses one buffer and keeps rep stos (docs/design-clear.md)");
 }
-
-static const struct kernel_param_ops fz_cold_threshold_reason_ops = {
-	.set	= fz_clzero_set,
-	.get	= fz_cold_threshold_reason_get,
-};
-
-module_param_cb(cold_threshold_reason, &fz_cold_threshold_reason_ops, NULL, 0444);
-MODULE_PARM_DESC(cold_threshold_reason,
-		 "Where cold_threshold comes from (read-only)");

@@ -185,10 +185,9 @@ void fz_splice_exit(void)
 }
 
 /*
- * Bytes one pipe buffer of fz_splice_read() carries at most.  A value
- * kept at load, not read from the pages: delete_module() runs the exit
- * before it removes the parameters from sysfs, so a read of splice_unit
- * can come after fz_splice_exit() let the pages go.
+ * Bytes one pipe buffer of fz_splice_read() carries at most: a value kept
+ * at load, not read from the pages, so that policy/splice_unit never
+ * depends on their lifetime.
  */
 size_t fz_splice_unit(void)
 {

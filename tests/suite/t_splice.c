@@ -544,7 +544,7 @@ static int test_unit(const void *arg, char *why)
 {
 	char val[32];
 
-	if (fz_read_file(FZ_PARAMS "/splice_unit", val, sizeof(val)))
+	if (fz_read_file(FZ_POLICY "/splice_unit", val, sizeof(val)))
 		return fz_fail(why, "cannot read splice_unit");
 	if (strtoul(val, NULL, 10) != *(const size_t *)arg)
 		return fz_fail(why, "splice_unit is %s, expected %zu", val,

@@ -76,7 +76,7 @@ if [ -f /fastzero.ko ]; then
 else
 	echo "FZ: insmod skipped (no module)"
 fi
-p=/sys/module/fastzero/parameters
+p=/sys/class/misc/fastzero/policy
 [ -r $p/clear_user_variant ] && echo "FZ: variant $(cat $p/clear_user_variant)"
 mkdir -p /payload
 cd /payload
