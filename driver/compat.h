@@ -302,4 +302,17 @@ static inline ssize_t fz_copy_splice_read(struct file *in, loff_t *ppos,
 #endif
 }
 
+/*
+ * Splice from a pipe into the device: /dev/zero takes it from 6.7 on
+ * (drivers/char/mem.c's splice_write_zero, 1b057bd800c3); before, its
+ * fops have no ->splice_write and do_splice_from() answers EINVAL.  The
+ * device gives the answer the running kernel's /dev/zero gives (Kbuild's
+ * probe).
+ */
+#ifdef FZ_HAVE_ZERO_SPLICE_WRITE
+#define FZ_SPLICE_WRITE		fz_splice_write
+#else
+#define FZ_SPLICE_WRITE		NULL
+#endif
+
 #endif /* _FASTZERO_COMPAT_H */

@@ -60,7 +60,7 @@ static const struct file_operations fz_fops = {
 	.write			= fz_write,
 	.write_iter		= fz_write_iter,
 	.splice_read		= fz_splice_read,
-	.splice_write		= fz_splice_write,
+	.splice_write		= FZ_SPLICE_WRITE,
 	.mmap			= fz_mmap,
 	.get_unmapped_area	= fz_get_unmapped_area,
 };
