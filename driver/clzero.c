@@ -22,7 +22,9 @@
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <asm/asm.h>
 #include <asm/cpufeature.h>
+#include <asm/trapnr.h>
 #include "clear.h"
 #include "fastzero.h"
 
@@ -57,37 +59,91 @@ bool fz_clzero_refused(void)
 	       !fz_clzero_usable();
 }
 
-/* Run the loop once on a kernel buffer; the state and reason (*@why) it earns. */
+/*
+ * One CLZERO on the line holding @line, alone, with an exception-table
+ * entry that passes the trap number in %rax (EX_TYPE_FAULT): the
+ * instruction's own verdict, which the loop hides (its fixup for any trap
+ * but #UD carries on with movq stores, and the bytes come out right).
+ *
+ * Return: -1 if it ran without a trap, else the trap number.
+ */
+static int fz_clzero_line(void *line)
+{
+	unsigned long ax = (unsigned long)line;
+
+	asm volatile("1:	.byte 0x0f, 0x01, 0xfc\n"	/* clzero (%rax) */
+		     "2:\n"
+		     _ASM_EXTABLE_FAULT(1b, 2b)
+		     : "+a" (ax) : : "memory");
+	return ax == (unsigned long)line ? -1 : (int)ax;
+}
+
+/* The buffer holds zeros in [@start, @end) and the poison elsewhere. */
+static bool fz_clzero_bytes_ok(const unsigned char *buf, unsigned int start,
+			       unsigned int end)
+{
+	unsigned int i;
+
+	for (i = 0; i < FZ_CLZERO_TEST_BUF; i++)
+		if (buf[i] != (i >= start && i < end ? 0 : 0xa5))
+			return false;
+	return true;
+}
+
+/*
+ * Run CLZERO on every whole line of a kernel buffer, one at a time, then
+ * the loop over a partial head and tail; the state and reason (*@why) it
+ * earns.  Any trap, any wrong byte and any count left refuse the variant.
+ */
 static enum fz_clzero_state fz_clzero_selftest(const char **why)
 {
-	void __user *to;
+	static char reason[128];
+	unsigned int start = FZ_CLZERO_TEST_OFF;
+	unsigned int end = FZ_CLZERO_TEST_OFF + FZ_CLZERO_TEST_LEN;
+	unsigned int first = ALIGN(start, 64), last = ALIGN_DOWN(end, 64);
 	unsigned long left = FZ_CLZERO_TEST_LEN;
 	unsigned char *buf;
-	unsigned int i, start = FZ_CLZERO_TEST_OFF;
-	unsigned int end = FZ_CLZERO_TEST_OFF + FZ_CLZERO_TEST_LEN;
+	void __user *to;
+	unsigned int i;
+	int trap = -1;
 
+	/* kmalloc(1024) is 64-byte aligned: the lines are the buffer's own */
 	buf = kmalloc(FZ_CLZERO_TEST_BUF, GFP_KERNEL);
 	if (!buf) {
 		*why = "refused: no memory for the load-time self-test";
 		return FZ_CLZERO_REFUSED;
 	}
 	memset(buf, 0xa5, FZ_CLZERO_TEST_BUF);
+	for (i = first; i < last && trap < 0; i += 64)
+		trap = fz_clzero_line(buf + i);
+	if (trap == X86_TRAP_UD) {
+		*why = "refused: the load-time self-test trapped (#UD: CLZERO not executed)";
+		goto refuse;
+	}
+	if (trap >= 0) {
+		snprintf(reason, sizeof(reason),
+			 "refused: the load-time self-test trapped (trap %d)", trap);
+		*why = reason;
+		goto refuse;
+	}
+	if (!fz_clzero_bytes_ok(buf, first, last)) {
+		*why = "refused: the load-time self-test left wrong bytes (CLZERO alone)";
+		goto refuse;
+	}
+	memset(buf, 0xa5, FZ_CLZERO_TEST_BUF);
 	/* the user flavour on a kernel address: its STAC/CLAC are harmless */
 	to = (void __force __user *)(buf + start);
 	FZ_CALL_LOOP("fz_clear_user_clzero", to, left, ASM_CALL_CONSTRAINT);
 	if (left) {
-		kfree(buf);
-		*why = "refused: the load-time self-test trapped (#UD: CLZERO not executed)";
-		return FZ_CLZERO_REFUSED;
+		snprintf(reason, sizeof(reason),
+			 "refused: the load-time self-test left %lu of %u bytes",
+			 left, FZ_CLZERO_TEST_LEN);
+		*why = reason;
+		goto refuse;
 	}
-	for (i = 0; i < FZ_CLZERO_TEST_BUF; i++) {
-		bool in = i >= start && i < end;
-
-		if (buf[i] != (in ? 0 : 0xa5)) {
-			*why = "refused: the load-time self-test left wrong bytes";
-			kfree(buf);
-			return FZ_CLZERO_REFUSED;
-		}
+	if (!fz_clzero_bytes_ok(buf, start, end)) {
+		*why = "refused: the load-time self-test left wrong bytes";
+		goto refuse;
 	}
 	kfree(buf);
 	if (!boot_cpu_has(X86_FEATURE_CLZERO)) {
@@ -96,17 +152,20 @@ static enum fz_clzero_state fz_clzero_selftest(const char **why)
 	}
 	*why = "usable: CPUID reports CLZERO and the load-time self-test passed";
 	return FZ_CLZERO_USABLE;
+
+refuse:
+	kfree(buf);
+	return FZ_CLZERO_REFUSED;
 }
 
 /**
  * fz_clzero_init() - decide at load whether the clzero variant may run
  * @forced: force_variant=clzero was given
  *
- * Runs the self-test where CPUID reports CLZERO or @forced asks for it.
- *
- * Return: the reason, for the caller's log line.
+ * Runs the self-test where CPUID reports CLZERO or @forced asks for it;
+ * fz_clzero_reason() says what it found.
  */
-const char *fz_clzero_init(bool forced)
+void fz_clzero_init(bool forced)
 {
 	const char *why = "not tested: CPUID does not report CLZERO";
 	enum fz_clzero_state state = FZ_CLZERO_REFUSED;
@@ -115,7 +174,19 @@ const char *fz_clzero_init(bool forced)
 		state = fz_clzero_selftest(&why);
 	WRITE_ONCE(fz_clzero_why, why);
 	WRITE_ONCE(fz_clzero_state, state);
-	return why;
+}
+
+/**
+ * fz_clzero_refuse() - refuse the clzero variant after a later proof failed
+ * @why: the reason, "refused: ..."; must outlive the module's sysfs files
+ *
+ * Called at load only, before the device and its policy/ files exist, and
+ * before anything chose the variant.
+ */
+void fz_clzero_refuse(const char *why)
+{
+	WRITE_ONCE(fz_clzero_why, why);
+	WRITE_ONCE(fz_clzero_state, FZ_CLZERO_REFUSED);
 }
 
 /**

@@ -69,8 +69,9 @@ enum fz_clzero_state {
 
 bool fz_clzero_usable(void);
 bool fz_clzero_refused(void);
-const char *fz_clzero_init(bool forced);
+void fz_clzero_init(bool forced);
 const char *fz_clzero_reason(void);
+void fz_clzero_refuse(const char *why);
 int fz_cold_variant_emit(char *buf);
 int fz_cold_threshold_reason_emit(char *buf);
 /* the store for cold destinations, and the reads it serves (policy.h) */
@@ -78,6 +79,10 @@ extern int fz_cold_loop;
 extern unsigned long fz_cold_threshold;
 struct fz_cpu;
 void fz_cold_init(const struct fz_cpu *cpu);
+
+/* proof.c: the clear loops proven on a user page at load */
+int fz_user_proof(void);
+const char *fz_user_proof_result(void);
 
 /* shared_clear.c */
 int fz_shared_clear_vma(struct vm_area_struct *vma);

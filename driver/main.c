@@ -343,6 +343,13 @@ static ssize_t cold_threshold_reason_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(cold_threshold_reason);
 
+static ssize_t user_path_proof_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", fz_user_proof_result());
+}
+static DEVICE_ATTR_RO(user_path_proof);
+
 static struct attribute *fz_policy_attrs[] = {
 	&dev_attr_clear_user_variant.attr,
 	&dev_attr_read_extent.attr,
@@ -352,6 +359,7 @@ static struct attribute *fz_policy_attrs[] = {
 	&dev_attr_clzero.attr,
 	&dev_attr_cold_variant.attr,
 	&dev_attr_cold_threshold_reason.attr,
+	&dev_attr_user_path_proof.attr,
 	NULL,
 };
 
@@ -445,12 +453,15 @@ static void fz_thresholds_init(void)
 
 static int __init fz_init(void)
 {
-	const char *why;
 	int ret;
 
-	why = fz_clzero_init(fz_forced_loop == FZ_LOOP_CLZERO);
+	fz_clzero_init(fz_forced_loop == FZ_LOOP_CLZERO);
+	ret = fz_user_proof();
+	if (ret)
+		return ret;
 	if (fz_forced_loop == FZ_LOOP_CLZERO && !fz_clzero_usable()) {
-		pr_info("force_variant=clzero %s; reads use the patched variant\n", why);
+		pr_info("force_variant=clzero %s; reads use the patched variant\n",
+			fz_clzero_reason());
 		fz_forced_loop = FZ_LOOP_AUTO;
 	}
 	fz_thresholds_init();

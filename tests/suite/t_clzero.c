@@ -10,7 +10,9 @@
  * those), leave force_variant at auto, refuse clzero when it is written
  * later, and read zeros with every other variant.  Where CPUID reports it
  * and the CPU runs it, the variant must be usable and its reads, faults
- * into a PROT_NONE page included, must match /dev/zero.  Then the module
+ * into a PROT_NONE page included, must match /dev/zero.  Either way the
+ * reload ran the proof on a user page (driver/proof.c) and logged it once:
+ * passed, nt among its loops, clzero too where usable.  Then the module
  * is reloaded as the harness loaded it, and the store for cold
  * destinations checked: cold_variant is policy.h's for this CPU's vendor,
  * and reads that each start where the last ended (the ones it serves,
@@ -102,6 +104,30 @@ static int test_log_line(const void *arg, char *why)
 	if (lines != 1)
 		return fz_fail(why, "%d lines \"%s...\" after the reload, want 1", lines,
 			       refused_log);
+	return FZ_PASS;
+}
+
+/*
+ * The reload ran the proof on a user page and logged it once: passed, with
+ * clzero among the loops where it is usable, else not run and why.
+ */
+static int test_user_path_proof(const void *arg, char *why)
+{
+	static const char line[] = "fastzero: user-path proof: passed:";
+	char val[512], clz[256];
+	int lines = fz_klog_count(arg, line, NULL);
+
+	if (fz_read_file(FZ_POLICY "/user_path_proof", val, sizeof(val)) ||
+	    fz_read_file(FZ_POLICY "/clzero", clz, sizeof(clz)))
+		return fz_fail(why, "policy/user_path_proof or policy/clzero not readable");
+	fz_diag("  user_path_proof: %s", val);
+	if (lines != 1)
+		return fz_fail(why, "%d lines \"%s\" since the reload, want 1", lines, line);
+	if (strncmp(val, "passed:", 7) || !strstr(val, " nt"))
+		return fz_fail(why, "user_path_proof is \"%s\"", val);
+	if (!strncmp(clz, "usable", 6) ? !strstr(val, " clzero") :
+	    !strstr(val, "(clzero not run: refused: "))
+		return fz_fail(why, "user_path_proof \"%s\" with clzero \"%s\"", val, clz);
 	return FZ_PASS;
 }
 
@@ -202,6 +228,7 @@ int main(int argc, char **argv)
 		return fz_exit();
 	}
 	fz_report(FZ_PASS, "loads_with_force_variant_clzero", NULL);
+	fz_run(test_user_path_proof, marker, "user_path_proof_at_load_nt_and_clzero_where_it_runs");
 	if (cpuid_has_clzero() && !fz_file_has_word(FZ_POLICY "/clzero", "refused:")) {
 		fz_run(test_usable, NULL, "cpu_with_clzero_passes_the_self_test");
 		fz_compact_checks(dev, ref, fz_do_read, "clzero_read");
