@@ -6,8 +6,8 @@
  * gets a new unlinked shmem file the size of the mapping, and the VMA gets
  * shmem's own vm_ops.  The file lives on fastzero's kernel-internal tmpfs
  * mount, mounted "huge=within_size" as i915 does (7.3's
- * drm_gem_huge_mnt_create(), formerly i915_gemfs.c), long-term as that
- * now is (fz_kern_mount_tmpfs() in compat.h), where /dev/zero's lives on
+ * drm_gem_huge_mnt_create(), formerly i915_gemfs.c; fz_kern_mount_tmpfs()
+ * in compat.h), where /dev/zero's lives on
  * shm_mnt, which is huge=never unless shmem_enabled says otherwise.  That
  * mount option is the whole difference: every 2 MiB of the object that lies
  * within its size is a transparent huge page, allocated, cleared and mapped
