@@ -259,7 +259,7 @@ static struct fz_choice fz_shared_clear_choice = {
 };
 module_param_cb(shared_clear, &fz_choice_ops, &fz_shared_clear_choice, 0444);
 MODULE_PARM_DESC(shared_clear,
-		 "Who clears MAP_SHARED huge pages: shmem (default) or driver (once, with clear_pages())");
+		 "Who clears MAP_SHARED huge pages: shmem (default) or driver (once, with the cold store)");
 /* The values this build accepts, for tools: modinfo -F shared_clear */
 #if FZ_CAN_CLEAR_SHARED
 MODULE_INFO(shared_clear, "shmem driver");

@@ -171,6 +171,14 @@ static int fz_mmap_shared(struct vm_area_struct *vma)
 	file = fz_shmem_file(fz_shmem_mnt(vma), "dev/fastzero", size, vma);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
+	/*
+	 * Reachable only through its mapping, as /dev/zero's file, which
+	 * shmem_kernel_file_setup() makes S_PRIVATE so that the LSM hooks
+	 * skip it.  No exported call makes one on another mount: set it
+	 * before anyone else can see the inode, so every later hook skips it
+	 * too; only the label given when the file was made remains.
+	 */
+	file_inode(file)->i_flags |= S_PRIVATE;
 	vma_set_file(vma, file);
 	fput(file);
 	ret = fz_call_mmap(file, vma);

@@ -589,9 +589,12 @@ static void huge_buffer_tests(void)
  * own page, each with its own bound, and a splice that finds its page at
  * the bound copies as /dev/zero does instead of failing.  A holder pinned
  * to CPU 0 fills HOLD_PIPES pipes of 256 slots, more buffers than the
- * bound; stats/splice_copied tells that the bound was reached.
+ * bound; stats/splice_copied tells that the bound was reached.  Held in
+ * this process, stats/read_bytes must grow by every byte spliced, the ones
+ * lent before the bound and the ones copied after it alike.
  */
 #define SPLICE_COPIED	"/sys/class/misc/fastzero/stats/splice_copied"
+#define READ_BYTES	"/sys/class/misc/fastzero/stats/read_bytes"
 #define HOLD_SLOTS	256
 #define HOLD_PIPES	272	/* 69632 buffers > FZ_LENT_REFS_MAX (65536) */
 #define BOUND_LEN	(16 * 4096)
@@ -685,7 +688,7 @@ static int test_bound(const void *arg, char *why)
 	const struct bound_case *c = arg;
 	static int fds[HOLD_PIPES][2];
 	int ready[2], ret, err = 0, held = 0;
-	long before, after;
+	long before, after, rb_before = -1, rb_after = -1;
 	pid_t holder = 0;
 	char b;
 
@@ -705,10 +708,12 @@ static int test_bound(const void *arg, char *why)
 			return fz_fail(why, "fork: %s", strerror(errno));
 	}
 	if (holder == 0) {	/* the holder: this process or the child */
+		rb_before = fz_file_long(READ_BYTES, NULL);
 		if (pin_cpu(0))
 			err = errno;
 		else
 			err = hold_buffers(dev, fds, &held);
+		rb_after = fz_file_long(READ_BYTES, NULL);
 		if (c->other) {
 			b = (char)err;
 			if (write(ready[1], &b, 1) != 1)
@@ -743,6 +748,13 @@ static int test_bound(const void *arg, char *why)
 		if (ret == FZ_PASS && c->cpu && after != before)
 			ret = fz_fail(why, "CPU %d's splice copied (splice_copied %ld -> %ld): CPU 0's holder reached it",
 				      c->cpu, before, after);
+		if (!c->other)
+			fz_diag("  stats/read_bytes grew by %ld while %d bytes were spliced",
+				rb_after - rb_before, held * HOLD_SLOTS * 4096);
+		if (ret == FZ_PASS && !c->other &&
+		    rb_after - rb_before != (long)held * HOLD_SLOTS * 4096)
+			ret = fz_fail(why, "stats/read_bytes grew by %ld, %ld bytes were spliced",
+				      rb_after - rb_before, (long)held * HOLD_SLOTS * 4096);
 		ref_diag();
 	}
 	if (holder > 0) {
