@@ -13,7 +13,7 @@
  * trap: arch/x86/kernel/traps.c in 6.1, 6.12 and 7.x), so a CPU that does
  * not execute it ends the loop early instead of oopsing.  The bytes are
  * then checked.  The variant is used only if CPUID has it and the
- * self-test passed; otherwise the reason shows in the clzero parameter
+ * self-test passed; otherwise the reason shows in policy/clzero (sysfs)
  * and, when force_variant asked for it, in one line of the kernel log.
  */
 
@@ -22,7 +22,9 @@
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <asm/asm.h>
 #include <asm/cpufeature.h>
+#include <asm/trapnr.h>
 #include "clear.h"
 #include "fastzero.h"
 
@@ -57,37 +59,91 @@ bool fz_clzero_refused(void)
 	       !fz_clzero_usable();
 }
 
-/* Run the loop once on a kernel buffer; the state and reason (*@why) it earns. */
+/*
+ * One CLZERO on the line holding @line, alone, with an exception-table
+ * entry that passes the trap number in %rax (EX_TYPE_FAULT): the
+ * instruction's own verdict, which the loop hides (its fixup for any trap
+ * but #UD carries on with movq stores, and the bytes come out right).
+ *
+ * Return: -1 if it ran without a trap, else the trap number.
+ */
+static int fz_clzero_line(void *line)
+{
+	unsigned long ax = (unsigned long)line;
+
+	asm volatile("1:	.byte 0x0f, 0x01, 0xfc\n"	/* clzero (%rax) */
+		     "2:\n"
+		     _ASM_EXTABLE_FAULT(1b, 2b)
+		     : "+a" (ax) : : "memory");
+	return ax == (unsigned long)line ? -1 : (int)ax;
+}
+
+/* The buffer holds zeros in [@start, @end) and the poison elsewhere. */
+static bool fz_clzero_bytes_ok(const unsigned char *buf, unsigned int start,
+			       unsigned int end)
+{
+	unsigned int i;
+
+	for (i = 0; i < FZ_CLZERO_TEST_BUF; i++)
+		if (buf[i] != (i >= start && i < end ? 0 : 0xa5))
+			return false;
+	return true;
+}
+
+/*
+ * Run CLZERO on every whole line of a kernel buffer, one at a time, then
+ * the loop over a partial head and tail; the state and reason (*@why) it
+ * earns.  Any trap, any wrong byte and any count left refuse the variant.
+ */
 static enum fz_clzero_state fz_clzero_selftest(const char **why)
 {
-	void __user *to;
+	static char reason[128];
+	unsigned int start = FZ_CLZERO_TEST_OFF;
+	unsigned int end = FZ_CLZERO_TEST_OFF + FZ_CLZERO_TEST_LEN;
+	unsigned int first = ALIGN(start, 64), last = ALIGN_DOWN(end, 64);
 	unsigned long left = FZ_CLZERO_TEST_LEN;
 	unsigned char *buf;
-	unsigned int i, start = FZ_CLZERO_TEST_OFF;
-	unsigned int end = FZ_CLZERO_TEST_OFF + FZ_CLZERO_TEST_LEN;
+	void __user *to;
+	unsigned int i;
+	int trap = -1;
 
+	/* kmalloc(1024) is 64-byte aligned: the lines are the buffer's own */
 	buf = kmalloc(FZ_CLZERO_TEST_BUF, GFP_KERNEL);
 	if (!buf) {
 		*why = "refused: no memory for the load-time self-test";
 		return FZ_CLZERO_REFUSED;
 	}
 	memset(buf, 0xa5, FZ_CLZERO_TEST_BUF);
+	for (i = first; i < last && trap < 0; i += 64)
+		trap = fz_clzero_line(buf + i);
+	if (trap == X86_TRAP_UD) {
+		*why = "refused: the load-time self-test trapped (#UD: CLZERO not executed)";
+		goto refuse;
+	}
+	if (trap >= 0) {
+		snprintf(reason, sizeof(reason),
+			 "refused: the load-time self-test trapped (trap %d)", trap);
+		*why = reason;
+		goto refuse;
+	}
+	if (!fz_clzero_bytes_ok(buf, first, last)) {
+		*why = "refused: the load-time self-test left wrong bytes (CLZERO alone)";
+		goto refuse;
+	}
+	memset(buf, 0xa5, FZ_CLZERO_TEST_BUF);
 	/* the user flavour on a kernel address: its STAC/CLAC are harmless */
 	to = (void __force __user *)(buf + start);
 	FZ_CALL_LOOP("fz_clear_user_clzero", to, left, ASM_CALL_CONSTRAINT);
 	if (left) {
-		kfree(buf);
-		*why = "refused: the load-time self-test trapped (#UD: CLZERO not executed)";
-		return FZ_CLZERO_REFUSED;
+		snprintf(reason, sizeof(reason),
+			 "refused: the load-time self-test left %lu of %u bytes",
+			 left, FZ_CLZERO_TEST_LEN);
+		*why = reason;
+		goto refuse;
 	}
-	for (i = 0; i < FZ_CLZERO_TEST_BUF; i++) {
-		bool in = i >= start && i < end;
-
-		if (buf[i] != (in ? 0 : 0xa5)) {
-			*why = "refused: the load-time self-test left wrong bytes";
-			kfree(buf);
-			return FZ_CLZERO_REFUSED;
-		}
+	if (!fz_clzero_bytes_ok(buf, start, end)) {
+		*why = "refused: the load-time self-test left wrong bytes";
+		goto refuse;
 	}
 	kfree(buf);
 	if (!boot_cpu_has(X86_FEATURE_CLZERO)) {
@@ -96,17 +152,20 @@ static enum fz_clzero_state fz_clzero_selftest(const char **why)
 	}
 	*why = "usable: CPUID reports CLZERO and the load-time self-test passed";
 	return FZ_CLZERO_USABLE;
+
+refuse:
+	kfree(buf);
+	return FZ_CLZERO_REFUSED;
 }
 
 /**
  * fz_clzero_init() - decide at load whether the clzero variant may run
  * @forced: force_variant=clzero was given
  *
- * Runs the self-test where CPUID reports CLZERO or @forced asks for it.
- *
- * Return: the reason, for the caller's log line.
+ * Runs the self-test where CPUID reports CLZERO or @forced asks for it;
+ * fz_clzero_reason() says what it found.
  */
-const char *fz_clzero_init(bool forced)
+void fz_clzero_init(bool forced)
 {
 	const char *why = "not tested: CPUID does not report CLZERO";
 	enum fz_clzero_state state = FZ_CLZERO_REFUSED;
@@ -115,28 +174,30 @@ const char *fz_clzero_init(bool forced)
 		state = fz_clzero_selftest(&why);
 	WRITE_ONCE(fz_clzero_why, why);
 	WRITE_ONCE(fz_clzero_state, state);
-	return why;
 }
 
-/* clzero: whether the variant may run, and why (read-only). */
-static int fz_clzero_get(char *buf, const struct kernel_param *kp)
+/**
+ * fz_clzero_refuse() - refuse the clzero variant after a later proof failed
+ * @why: the reason, "refused: ..."; must outlive the module's sysfs files
+ *
+ * Called at load only, before the device and its policy/ files exist, and
+ * before anything chose the variant.
+ */
+void fz_clzero_refuse(const char *why)
 {
-	return sysfs_emit(buf, "%s\n", READ_ONCE(fz_clzero_why));
+	WRITE_ONCE(fz_clzero_why, why);
+	WRITE_ONCE(fz_clzero_state, FZ_CLZERO_REFUSED);
 }
 
-static int fz_clzero_set(const char *val, const struct kernel_param *kp)
+/**
+ * fz_clzero_reason() - whether the clzero variant may run, and why
+ *
+ * Return: "usable: ..." or "refused: ..." (policy/clzero in sysfs).
+ */
+const char *fz_clzero_reason(void)
 {
-	return -EINVAL;
+	return READ_ONCE(fz_clzero_why);
 }
-
-static const struct kernel_param_ops fz_clzero_ops = {
-	.set	= fz_clzero_set,
-	.get	= fz_clzero_get,
-};
-
-module_param_cb(clzero, &fz_clzero_ops, NULL, 0444);
-MODULE_PARM_DESC(clzero,
-		 "Whether the clzero variant may run: usable, or refused and why (load-time self-test; read-only)");
 
 /*
  * The store for cold destinations (policy.h): huge folios fresh from the
@@ -162,8 +223,13 @@ void fz_cold_init(const struct fz_cpu *cpu)
 	WRITE_ONCE(fz_cold_why, why);
 }
 
-/* cold_variant: the cold store and why (read-only). */
-static int fz_cold_variant_get(char *buf, const struct kernel_param *kp)
+/**
+ * fz_cold_variant_emit() - the cold store and why, for policy/cold_variant
+ * @buf: the sysfs page
+ *
+ * Return: the bytes written to @buf.
+ */
+int fz_cold_variant_emit(char *buf)
 {
 	int loop = READ_ONCE(fz_cold_loop);
 
@@ -172,26 +238,14 @@ static int fz_cold_variant_get(char *buf, const struct kernel_param *kp)
 			  READ_ONCE(fz_cold_why));
 }
 
-static const struct kernel_param_ops fz_cold_variant_ops = {
-	.set	= fz_clzero_set,
-	.get	= fz_cold_variant_get,
-};
-
-module_param_cb(cold_variant, &fz_cold_variant_ops, NULL, 0444);
-MODULE_PARM_DESC(cold_variant,
-		 "Store for cold destinations: new shared huge pages, and reads moving on through memory; and why (read-only)");
-
-/* cold_threshold: as nt_threshold, a WRITE_ONCE() for readers' READ_ONCE(). */
+/* cold_threshold: a value given replaces the derived reason. */
 static int fz_cold_threshold_set(const char *val, const struct kernel_param *kp)
 {
-	unsigned long thr;
-	int ret = kstrtoul(val, 0, &thr);
+	int ret = fz_param_ulong_set(val, kp);
 
-	if (ret)
-		return ret;
-	WRITE_ONCE(fz_cold_threshold, thr);
-	WRITE_ONCE(fz_cold_threshold_set_by_param, true);
-	return 0;
+	if (!ret)
+		WRITE_ONCE(fz_cold_threshold_set_by_param, true);
+	return ret;
 }
 
 static const struct kernel_param_ops fz_cold_threshold_ops = {
@@ -203,19 +257,16 @@ module_param_cb(cold_threshold, &fz_cold_threshold_ops, &fz_cold_threshold, 0644
 MODULE_PARM_DESC(cold_threshold,
 		 "Reads of at least this many bytes that start where the file's last read ended use cold_variant (0: never)");
 
-static int fz_cold_threshold_reason_get(char *buf, const struct kernel_param *kp)
+/**
+ * fz_cold_threshold_reason_emit() - where cold_threshold comes from
+ * @buf: the sysfs page
+ *
+ * Return: the bytes written to @buf.
+ */
+int fz_cold_threshold_reason_emit(char *buf)
 {
 	if (READ_ONCE(fz_cold_threshold_set_by_param))
 		return sysfs_emit(buf, "set by parameter\n");
 	return sysfs_emit(buf, "derived: %lu: %s\n", FZ_COLD_THRESHOLD,
-			  "a read that starts where the file's last read ended moves on into memory it has not touched (filling an array); dd reuses one buffer and keeps rep stos (measured: issue 27)");
+			  "a read that starts where the file's last read ended moves on into memory it has not touched (filling an array); dd reuses one buffer and keeps rep stos (docs/design-clear.md)");
 }
-
-static const struct kernel_param_ops fz_cold_threshold_reason_ops = {
-	.set	= fz_clzero_set,
-	.get	= fz_cold_threshold_reason_get,
-};
-
-module_param_cb(cold_threshold_reason, &fz_cold_threshold_reason_ops, NULL, 0444);
-MODULE_PARM_DESC(cold_threshold_reason,
-		 "Where cold_threshold comes from (read-only)");

@@ -7,6 +7,7 @@
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
@@ -121,66 +122,61 @@ static inline int fz_fc_parse(struct fs_context *fc, const char *key,
 #endif
 }
 
+/*
+ * put_filesystem() (fs/filesystems.c) is not exported: its body, the
+ * release of the module reference get_fs_type() took (none for a built-in
+ * tmpfs today, released all the same).
+ */
+static inline void fz_put_filesystem(struct file_system_type *type)
+{
+	module_put(type->owner);
+}
+
 /**
- * fz_kern_mount_tmpfs() - a long-term kernel-internal tmpfs with huge=@huge
+ * fz_kern_mount_tmpfs() - a kernel-internal tmpfs with huge=@huge
  * @huge: the tmpfs huge= policy
  *
- * Long-term (MNT_NS_INTERNAL, as kern_mount() and shm_mnt): the final
- * mntput() of each shmem file made on it then takes mntput_no_expire()'s
- * fast path, not the global mount_lock.
- *
- * 7.2+: fc_mount_longterm(), as drm_gem_huge_mnt_create() does for i915
- * (which mounted with vfs_kern_mount() before).  6.1/6.12 export no way to
- * mount long-term with options: kern_mount() (huge=never), then huge= set
- * through shmem's own ->reconfigure(), under s_umount, as
- * reconfigure_super() (not exported) would; the superblock is private and
- * has no file yet, so the security hook and flag updates it would also
- * run have nothing to do.
+ * 7.2+: fc_mount_longterm(), as drm_gem_huge_mnt_create() does for i915:
+ * long-term (MNT_NS_INTERNAL, as kern_mount() and shm_mnt), so the final
+ * mntput() of each shmem file made on it takes mntput_no_expire()'s fast
+ * path, not the global mount_lock.  6.1/6.12 export no way to mount
+ * long-term with options: vfs_kern_mount() with the options as mount
+ * data, as i915's gemfs did before 7.2; its files' final mntput() takes
+ * the mount_lock (docs/design-mmap.md).
  *
  * Return: the mount (release with kern_unmount()), or an ERR_PTR().
  */
 static inline struct vfsmount *fz_kern_mount_tmpfs(const char *huge)
 {
-	/* tmpfs is built in: there is no module reference to put */
 	struct file_system_type *type = get_fs_type("tmpfs");
-	struct fs_context *fc;
 	struct vfsmount *mnt;
+#ifdef FZ_HAVE_FC_MOUNT_LONGTERM
+	struct fs_context *fc;
 	int err;
+#else
+	char opts[32];
+#endif
 
 	if (!type)
 		return ERR_PTR(-ENODEV);
 #ifdef FZ_HAVE_FC_MOUNT_LONGTERM
 	fc = fs_context_for_mount(type, SB_KERNMOUNT);
-	if (IS_ERR(fc))
+	if (IS_ERR(fc)) {
+		fz_put_filesystem(type);
 		return ERR_CAST(fc);
+	}
 	err = fz_fc_parse(fc, "source", type->name);
 	if (!err)
 		err = fz_fc_parse(fc, "huge", huge);
 	mnt = err ? ERR_PTR(err) : fc_mount_longterm(fc);
 	put_fs_context(fc);
-	return mnt;
 #else
-	mnt = kern_mount(type);
-	if (IS_ERR(mnt))
-		return mnt;
-	fc = fs_context_for_reconfigure(mnt->mnt_root, 0, 0);
-	if (IS_ERR(fc)) {
-		kern_unmount(mnt);
-		return ERR_CAST(fc);
-	}
-	err = fz_fc_parse(fc, "huge", huge);
-	if (!err) {
-		down_write(&mnt->mnt_sb->s_umount);
-		err = fc->ops->reconfigure ? fc->ops->reconfigure(fc) : -EOPNOTSUPP;
-		up_write(&mnt->mnt_sb->s_umount);
-	}
-	put_fs_context(fc);
-	if (err) {
-		kern_unmount(mnt);
-		return ERR_PTR(err);
-	}
-	return mnt;
+	/* writable: the monolithic parser splits it in place */
+	snprintf(opts, sizeof(opts), "huge=%s", huge);
+	mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
 #endif
+	fz_put_filesystem(type);
+	return mnt;
 }
 
 /*
@@ -301,5 +297,18 @@ static inline ssize_t fz_copy_splice_read(struct file *in, loff_t *ppos,
 	return generic_file_splice_read(in, ppos, pipe, len, flags);
 #endif
 }
+
+/*
+ * Splice from a pipe into the device: /dev/zero takes it from 6.7 on
+ * (drivers/char/mem.c's splice_write_zero, 1b057bd800c3); before, its
+ * fops have no ->splice_write and do_splice_from() answers EINVAL.  The
+ * device gives the answer the running kernel's /dev/zero gives (Kbuild's
+ * probe).
+ */
+#ifdef FZ_HAVE_ZERO_SPLICE_WRITE
+#define FZ_SPLICE_WRITE		fz_splice_write
+#else
+#define FZ_SPLICE_WRITE		NULL
+#endif
 
 #endif /* _FASTZERO_COMPAT_H */

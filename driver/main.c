@@ -71,45 +71,34 @@ static const struct file_operations fz_fops = {
 	.write			= fz_write,
 	.write_iter		= fz_write_iter,
 	.splice_read		= fz_splice_read,
-	.splice_write		= fz_splice_write,
+	.splice_write		= FZ_SPLICE_WRITE,
 	.mmap			= fz_mmap,
 	.get_unmapped_area	= fz_get_unmapped_area,
 };
 
-static const struct attribute_group *fz_groups[] = {
-	&fz_stats_group,
-	NULL,
-};
-
-static struct miscdevice fz_misc = {
-	.minor	= MISC_DYNAMIC_MINOR,
-	.name	= "fastzero",
-	.fops	= &fz_fops,
-	.mode	= 0666,
-	.groups	= fz_groups,
-};
-
 /*
- * Parameters that only report what the module chose.  parse_one() calls
- * ->set for a value given at load time without checking that there is one,
- * so each has a ->set, and it refuses.
+ * A value written at run time that a ->set refuses earns only an errno in
+ * the writer's shell; at load, parse_args() logs the refusal.  Say why
+ * in the log in both cases, rate-limited since any root shell can write.
  */
-static int fz_param_set_report(const char *val, const struct kernel_param *kp)
+static int fz_param_refuse(const struct kernel_param *kp, const char *val,
+			   int err, const char *why)
 {
-	return -EINVAL;
+	pr_warn_ratelimited("%s=%.*s refused: %s\n", kp->name,
+			    (int)strcspn(val, "\n"), val, why);
+	return err;
 }
 
 /* chunk_size: bytes cleared between signal and reschedule checks. */
 static int fz_chunk_size_set(const char *val, const struct kernel_param *kp)
 {
 	unsigned long size;
-	int ret;
 
-	ret = kstrtoul(val, 0, &size);
-	if (ret)
-		return ret;
+	if (kstrtoul(val, 0, &size))
+		return fz_param_refuse(kp, val, -EINVAL, "not a number");
 	if (size != FZ_CHUNK_AUTO && (size < FZ_CHUNK_MIN || size > FZ_CHUNK_MAX))
-		return -EINVAL;
+		return fz_param_refuse(kp, val, -EINVAL,
+				       "neither 0 nor from 4096 to 268435456");
 	WRITE_ONCE(fz_chunk_size, size);
 	return 0;
 }
@@ -123,24 +112,6 @@ module_param_cb(chunk_size, &fz_chunk_size_ops, &fz_chunk_size, 0644);
 MODULE_PARM_DESC(chunk_size,
 		 "Bytes a read clears between signal checks: 0 (default) sized in time per read, else 4096 to 256 MiB");
 
-/* read_extent: what reads use now, and why. */
-static int fz_read_extent_get(char *buf, const struct kernel_param *kp)
-{
-	const char *why;
-	size_t extent = fz_read_extent(&why);
-
-	return sysfs_emit(buf, "%zu %s (%s)\n", extent, fz_preempt_model(), why);
-}
-
-static const struct kernel_param_ops fz_read_extent_ops = {
-	.set	= fz_param_set_report,
-	.get	= fz_read_extent_get,
-};
-
-module_param_cb(read_extent, &fz_read_extent_ops, NULL, 0444);
-MODULE_PARM_DESC(read_extent,
-		 "Bytes of the first extent of a read, the preemption model, and how later extents are sized (read-only)");
-
 /*
  * erms_threshold and nt_threshold are derived from the CPU at load
  * (fz_thresholds_init()) unless given; a value given (at load, or for
@@ -150,18 +121,33 @@ static const char *fz_nt_threshold_why;
 static const char *fz_erms_threshold_why;
 static const char fz_set_by_param[] = "set by parameter";
 
-/*
- * Not param_set_ulong(): readers use READ_ONCE() while nt_threshold may be
- * written at run time, so the store is a WRITE_ONCE() too.
+/**
+ * fz_param_ulong_set() - parse an unsigned long module parameter, or refuse it
+ * @val: the value given
+ * @kp: the parameter; kp->arg is the unsigned long
+ *
+ * Not param_set_ulong(): readers use READ_ONCE() while the value may be
+ * written at run time, so the store is a WRITE_ONCE() too, and a refusal
+ * is logged with its reason.
+ *
+ * Return: 0, or -EINVAL when @val is not a number.
  */
+int fz_param_ulong_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned long v;
+
+	if (kstrtoul(val, 0, &v))
+		return fz_param_refuse(kp, val, -EINVAL, "not a number");
+	WRITE_ONCE(*(unsigned long *)kp->arg, v);
+	return 0;
+}
+
 static int fz_threshold_set(const char *val, const struct kernel_param *kp)
 {
-	unsigned long thr;
-	int ret = kstrtoul(val, 0, &thr);
+	int ret = fz_param_ulong_set(val, kp);
 
 	if (ret)
 		return ret;
-	WRITE_ONCE(*(unsigned long *)kp->arg, thr);
 	if (kp->arg == &fz_nt_threshold)
 		WRITE_ONCE(fz_nt_threshold_why, fz_set_by_param);
 	else
@@ -178,21 +164,9 @@ module_param_cb(nt_threshold, &fz_threshold_ops, &fz_nt_threshold, 0644);
 MODULE_PARM_DESC(nt_threshold,
 		 "Reads of at least this many bytes use the non-temporal store, cold_variant's or else movnti (0: never); default derived from the CPU");
 
-static int fz_reason_get(char *buf, const struct kernel_param *kp)
-{
-	const char * const *why = kp->arg;
-
-	return sysfs_emit(buf, "%s\n", READ_ONCE(*why));
-}
-
-static const struct kernel_param_ops fz_reason_ops = {
-	.set	= fz_param_set_report,
-	.get	= fz_reason_get,
-};
-
-module_param_cb(nt_threshold_reason, &fz_reason_ops, &fz_nt_threshold_why, 0444);
-MODULE_PARM_DESC(nt_threshold_reason,
-		 "Where nt_threshold comes from: the rule and the cache it was derived from, or set by parameter (read-only)");
+module_param_cb(erms_threshold, &fz_threshold_ops, &fz_erms_threshold, 0444);
+MODULE_PARM_DESC(erms_threshold,
+		 "Shortest length the erms variant clears with rep stosb; default derived from the CPU");
 
 /* force_variant: "auto", or a loop name to use whatever the CPU. */
 static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
@@ -205,9 +179,10 @@ static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
 	}
 	loop = sysfs_match_string(fz_loop_names, val);
 	if (loop < 0)
-		return loop;
+		return fz_param_refuse(kp, val, loop, "not auto or a loop name");
 	if (loop == FZ_LOOP_CLZERO && fz_clzero_refused())
-		return -EOPNOTSUPP;	/* why: the clzero parameter */
+		return fz_param_refuse(kp, val, -EOPNOTSUPP,
+				       "the load-time proof refused clzero (policy/clzero)");
 	WRITE_ONCE(fz_forced_loop, loop);
 	return 0;
 }
@@ -245,8 +220,11 @@ static int fz_choice_set(const char *val, const struct kernel_param *kp)
 {
 	const struct fz_choice *c = kp->arg;
 	int i = __sysfs_match_string(c->names, c->n, val);
-	int ret = i < 0 ? i : c->check ? c->check(i) : 0;
+	int ret;
 
+	if (i < 0)
+		return fz_param_refuse(kp, val, i, "not one of the listed names");
+	ret = c->check ? c->check(i) : 0;
 	if (!ret)
 		*c->val = i;
 	return ret;
@@ -292,7 +270,7 @@ static struct fz_choice fz_shared_clear_choice = {
 };
 module_param_cb(shared_clear, &fz_choice_ops, &fz_shared_clear_choice, 0444);
 MODULE_PARM_DESC(shared_clear,
-		 "Who clears MAP_SHARED huge pages: shmem (default) or driver (once, with clear_pages())");
+		 "Who clears MAP_SHARED huge pages: shmem (default) or driver (once, with the cold store)");
 /* The values this build accepts, for tools: modinfo -F shared_clear */
 #if FZ_CAN_CLEAR_SHARED
 MODULE_INFO(shared_clear, "shmem driver");
@@ -311,43 +289,109 @@ module_param_named(splice_huge, fz_splice_huge, bool, 0444);
 MODULE_PARM_DESC(splice_huge,
 		 "splice_read() lends a 2 MiB zero page, one pipe buffer per call, instead of 4 KiB ones (default N)");
 
-/* splice_unit: the bytes one pipe buffer of splice_read() carries. */
-static int fz_splice_unit_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%zu\n", fz_splice_unit());
-}
-
-static const struct kernel_param_ops fz_splice_unit_ops = {
-	.set	= fz_param_set_report,
-	.get	= fz_splice_unit_get,
-};
-
-module_param_cb(splice_unit, &fz_splice_unit_ops, NULL, 0444);
-MODULE_PARM_DESC(splice_unit,
-		 "Bytes one pipe buffer filled by splice_read() carries: 2097152 or 4096 (read-only)");
-
-/* clear_user_variant: what the alternatives chose. */
-static int fz_clear_user_variant_get(char *buf, const struct kernel_param *kp)
+/*
+ * What the module chose at load and why: read-only attributes of the
+ * device in policy/ (docs/sysfs.md), world-readable as the parameters
+ * that set them are; the parameters above are only what an administrator
+ * sets.
+ */
+static ssize_t clear_user_variant_show(struct device *dev,
+				       struct device_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%s\n", fz_loop_names[fz_clear_user_selected()]);
 }
+static DEVICE_ATTR_RO(clear_user_variant);
 
-static const struct kernel_param_ops fz_clear_user_variant_ops = {
-	.set	= fz_param_set_report,
-	.get	= fz_clear_user_variant_get,
+static ssize_t read_extent_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	const char *why;
+	size_t extent = fz_read_extent(&why);
+
+	return sysfs_emit(buf, "%zu %s (%s)\n", extent, fz_preempt_model(), why);
+}
+static DEVICE_ATTR_RO(read_extent);
+
+static ssize_t splice_unit_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%zu\n", fz_splice_unit());
+}
+static DEVICE_ATTR_RO(splice_unit);
+
+static ssize_t nt_threshold_reason_show(struct device *dev,
+					struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", READ_ONCE(fz_nt_threshold_why));
+}
+static DEVICE_ATTR_RO(nt_threshold_reason);
+
+static ssize_t erms_threshold_reason_show(struct device *dev,
+					  struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", fz_erms_threshold_why);
+}
+static DEVICE_ATTR_RO(erms_threshold_reason);
+
+static ssize_t clzero_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%s\n", fz_clzero_reason());
+}
+static DEVICE_ATTR_RO(clzero);
+
+static ssize_t cold_variant_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	return fz_cold_variant_emit(buf);
+}
+static DEVICE_ATTR_RO(cold_variant);
+
+static ssize_t cold_threshold_reason_show(struct device *dev,
+					  struct device_attribute *attr, char *buf)
+{
+	return fz_cold_threshold_reason_emit(buf);
+}
+static DEVICE_ATTR_RO(cold_threshold_reason);
+
+static ssize_t user_path_proof_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", fz_user_proof_result());
+}
+static DEVICE_ATTR_RO(user_path_proof);
+
+static struct attribute *fz_policy_attrs[] = {
+	&dev_attr_clear_user_variant.attr,
+	&dev_attr_read_extent.attr,
+	&dev_attr_splice_unit.attr,
+	&dev_attr_nt_threshold_reason.attr,
+	&dev_attr_erms_threshold_reason.attr,
+	&dev_attr_clzero.attr,
+	&dev_attr_cold_variant.attr,
+	&dev_attr_cold_threshold_reason.attr,
+	&dev_attr_user_path_proof.attr,
+	NULL,
 };
 
-module_param_cb(clear_user_variant, &fz_clear_user_variant_ops, NULL, 0444);
-MODULE_PARM_DESC(clear_user_variant,
-		 "clear_user loop selected by the alternatives at load time (read-only)");
+static const struct attribute_group fz_policy_group = {
+	.name = "policy",
+	.attrs = fz_policy_attrs,
+};
 
-module_param_cb(erms_threshold, &fz_threshold_ops, &fz_erms_threshold, 0444);
-MODULE_PARM_DESC(erms_threshold,
-		 "Shortest length the erms variant clears with rep stosb; default derived from the CPU");
+static const struct attribute_group *fz_groups[] = {
+	&fz_stats_group,
+	&fz_policy_group,
+	NULL,
+};
 
-module_param_cb(erms_threshold_reason, &fz_reason_ops, &fz_erms_threshold_why, 0444);
-MODULE_PARM_DESC(erms_threshold_reason,
-		 "Where erms_threshold comes from (read-only)");
+static struct miscdevice fz_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "fastzero",
+	.fops	= &fz_fops,
+	.mode	= 0666,
+	.groups	= fz_groups,
+};
 
 static void fz_cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
 {
@@ -420,12 +464,15 @@ static void fz_thresholds_init(void)
 
 static int __init fz_init(void)
 {
-	const char *why;
 	int ret;
 
-	why = fz_clzero_init(fz_forced_loop == FZ_LOOP_CLZERO);
+	fz_clzero_init(fz_forced_loop == FZ_LOOP_CLZERO);
+	ret = fz_user_proof();
+	if (ret)
+		return ret;
 	if (fz_forced_loop == FZ_LOOP_CLZERO && !fz_clzero_usable()) {
-		pr_info("force_variant=clzero %s; reads use the patched variant\n", why);
+		pr_info("force_variant=clzero %s; reads use the patched variant\n",
+			fz_clzero_reason());
 		fz_forced_loop = FZ_LOOP_AUTO;
 	}
 	fz_thresholds_init();

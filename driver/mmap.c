@@ -6,8 +6,8 @@
  * gets a new unlinked shmem file the size of the mapping, and the VMA gets
  * shmem's own vm_ops.  The file lives on fastzero's kernel-internal tmpfs
  * mount, mounted "huge=within_size" as i915 does (7.3's
- * drm_gem_huge_mnt_create(), formerly i915_gemfs.c), long-term as that
- * now is (fz_kern_mount_tmpfs() in compat.h), where /dev/zero's lives on
+ * drm_gem_huge_mnt_create(), formerly i915_gemfs.c; fz_kern_mount_tmpfs()
+ * in compat.h), where /dev/zero's lives on
  * shm_mnt, which is huge=never unless shmem_enabled says otherwise.  That
  * mount option is the whole difference: every 2 MiB of the object that lies
  * within its size is a transparent huge page, allocated, cleared and mapped
@@ -171,6 +171,14 @@ static int fz_mmap_shared(struct vm_area_struct *vma)
 	file = fz_shmem_file(fz_shmem_mnt(vma), "dev/fastzero", size, vma);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
+	/*
+	 * Reachable only through its mapping, as /dev/zero's file, which
+	 * shmem_kernel_file_setup() makes S_PRIVATE so that the LSM hooks
+	 * skip it.  No exported call makes one on another mount: set it
+	 * before anyone else can see the inode, so every later hook skips it
+	 * too; only the label given when the file was made remains.
+	 */
+	file_inode(file)->i_flags |= S_PRIVATE;
 	vma_set_file(vma, file);
 	fput(file);
 	ret = fz_call_mmap(file, vma);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * shared_clear.c - shared_clear=driver: shared huge folios cleared once, with clear_pages().
+ * shared_clear.c - shared_clear=driver: shared huge folios cleared once, with the cold store.
  *
  * A new 2 MiB shmem folio is cleared twice under Debian's default
  * init_on_alloc=1: by the page allocator (post_alloc_hook(); one
@@ -10,8 +10,8 @@
  * gets a copy of shmem's vm_ops whose ->fault first allocates the folio of
  * a whole PMD range through shmem_get_folio(SGP_FALLOC), which adds it to
  * the page cache locked and not uptodate, uncleared, as fallocate() does.
- * fastzero then clears it once, with fz_clear_pages()
- * over the whole folio, or not at all when the allocator already did
+ * fastzero then clears it once, with fz_clear_cold_pages() over the whole
+ * folio (CLZERO or MOVNTI: it is new to the cache), or not at all when the allocator already did
  * (fz_alloc_needs_zeroing()), marks it uptodate and unlocks it; shmem's own
  * ->fault finds it in the cache and maps it with one PMD (finish_fault()).
  * Every other fault is shmem's alone, and so is everything else: the

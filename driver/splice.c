@@ -77,8 +77,14 @@ static size_t fz_unit;			/* bytes one buffer carries at most */
  * is charged for.  65536 is 256 pipes of 256 slots (root; an unprivileged
  * user gets 2-slot pipes past pipe-user-pages-soft, 16384 slots, and
  * needs more descriptors).  Reaching it only means the CPU's next splices
- * copy (see "Sharing"); it stays far below the overflow try_get_page()
- * guards against.
+ * copy (see "Sharing").  It bounds only the references fz_splice_read()
+ * adds: tee() takes its own through generic_pipe_buf_get(), and a socket
+ * through get_page(), without asking.  try_get_page() (mm.h, 6.1 and
+ * 6.12) guards no overflow: it refuses, with a WARN, a count already
+ * wrapped to <= 0.  What bounds those references is what each costs its
+ * holder, a pipe slot or a socket's buffer, within the pipe and socket
+ * limits and the descriptors a user may open: 2^31 of them is tens of GiB
+ * of kernel memory.
  */
 #define FZ_LENT_REFS_MAX	65536
 
@@ -185,10 +191,9 @@ void fz_splice_exit(void)
 }
 
 /*
- * Bytes one pipe buffer of fz_splice_read() carries at most.  A value
- * kept at load, not read from the pages: delete_module() runs the exit
- * before it removes the parameters from sysfs, so a read of splice_unit
- * can come after fz_splice_exit() let the pages go.
+ * Bytes one pipe buffer of fz_splice_read() carries at most: a value kept
+ * at load, not read from the pages, so that policy/splice_unit never
+ * depends on their lifetime.
  */
 size_t fz_splice_unit(void)
 {
@@ -225,7 +230,11 @@ ssize_t fz_splice_read(struct file *in, loff_t *ppos,
 	while (len) {
 		/* One atomic for the batch: the cache line is touched once. */
 		if (page_ref_count(page) > FZ_LENT_REFS_MAX - PIPE_DEF_BUFFERS) {
-			/* the rest as /dev/zero does it, after what was lent */
+			/*
+			 * The rest as /dev/zero does it, after what was lent;
+			 * its read_iter counts the bytes it clears.
+			 */
+			fz_stat_add(FZ_STAT_READ_BYTES, total);
 			fz_stat_inc(FZ_STAT_SPLICE_COPIED);
 			ret = fz_copy_splice_read(in, ppos, pipe, len, flags);
 			if (ret > 0)

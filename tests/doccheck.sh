@@ -10,6 +10,10 @@
 #     (FZ_STAT_ATTR() in driver/stats.c), every .PHONY target of the top
 #     Makefile (as "make TARGET") and every option of userspace/fastzero-run
 #     (its --help) is named somewhere in README.md or docs/*.md;
+#   - README.md's parameter table has one row per module parameter and no
+#     other (as many as `grep -c module_param driver/*.c`), modprobe.d's
+#     file lists each, and docs/sysfs.md's policy/ table is exactly the
+#     device's read-only attributes (DEVICE_ATTR_RO() in driver/*.c);
 #   - every repository path the docs name (in `code` or as a link) exists,
 #     and every "make TARGET" they show is a target of the top Makefile;
 #   - every command line tests/vm/debian-guest.sh runs from the docs
@@ -70,6 +74,47 @@ check_stats() {
 		named "$s" || missing+=("$s (a counter in /sys/class/misc/fastzero/stats/, driver/stats.c)")
 	done < <(sed -n 's/^FZ_STAT_ATTR(\([a-z0-9_]*\),.*/\1/p' driver/*.c)
 	verdict "every sysfs counter is documented" "${missing[@]}"
+}
+
+# table_names FILE HEADING: the names in the first column of the table
+# under "## HEADING" in FILE (rows "| `name` | ...").
+table_names() {
+	# shellcheck disable=SC2016 # backquotes, not an expansion
+	awk -v h="## $2" '$0 == h { on = 1; next } on && /^## / { exit }
+		on && /^\| `[a-z0-9_]+` \|/ { print }' "$1" | sed 's/^| `\([a-z0-9_]*\)`.*/\1/' | sort
+}
+
+# set_diff WHAT A B: the names in A (one a line) not in B, as findings.
+set_diff() {
+	comm -23 <(printf '%s\n' "$2" | sort -u) <(printf '%s\n' "$3" | sort -u) | sed "s|^|$1: |"
+}
+
+# The README's parameter table is exactly the module's parameters, one row
+# each (as many rows as module_param lines in driver/), and the modprobe.d
+# file lists every one.
+check_param_table() {
+	local want have n rows conf missing=()
+	want=$(params)
+	have=$(table_names README.md "Module parameters")
+	n=$(cat driver/*.c | grep -c '^module_param')
+	rows=$(printf '%s\n' "$have" | grep -c .)
+	conf=$(sed -n 's/^#\?options fastzero \([a-z0-9_]*\)=.*/\1/p' modprobe.d/fastzero.conf)
+	mapfile -t missing < <(set_diff "a parameter with no row in README.md's table" "$want" "$have"
+		set_diff "a row in README.md's parameter table that is no parameter" "$have" "$want"
+		set_diff "a parameter modprobe.d/fastzero.conf does not list" "$want" "$conf")
+	((n == rows)) || missing+=("$n module_param lines in driver/, $rows rows in README.md's table")
+	verdict "the parameter table is the module's parameters" "${missing[@]}"
+}
+
+# docs/sysfs.md's policy table is exactly the device's policy/ attributes
+# (DEVICE_ATTR_RO() in driver/*.c).
+check_policy_table() {
+	local want have missing=()
+	want=$(sed -n 's/^static DEVICE_ATTR_RO(\([a-z0-9_]*\));/\1/p' driver/*.c)
+	have=$(table_names docs/sysfs.md "Policy: what the module chose and why")
+	mapfile -t missing < <(set_diff "a policy/ attribute with no row in docs/sysfs.md" "$want" "$have"
+		set_diff "a row in docs/sysfs.md's policy table that is no attribute" "$have" "$want")
+	verdict "the policy/ table is the device's attributes" "${missing[@]}"
 }
 
 # The .PHONY targets of the top Makefile (continuation lines joined).
@@ -184,6 +229,8 @@ check_results_table() {
 }
 
 check_params
+check_param_table
+check_policy_table
 check_stats
 check_targets_documented
 check_fastzero_run

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -843,6 +844,37 @@ void fz_kmsg(const char *what)
 	if (write(fd, msg, len) != len)
 		fz_diag("kernel log marker not written: %s", strerror(errno));
 	close(fd);
+}
+
+int fz_klog_count(const char *marker, const char *needle, int *warnings)
+{
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	const char *from, *p;
+	char *log;
+	int n, lines = 0;
+
+	if (len <= 0)
+		return -2;
+	log = calloc(1, len + 1);
+	if (!log)
+		return -2;
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, len);
+	if (n < 0) {
+		free(log);
+		return -2;
+	}
+	log[n] = 0;
+	from = strstr(log, marker);
+	if (!from) {
+		free(log);
+		return -1;
+	}
+	for (p = from; (p = strstr(p, needle)); p++)
+		lines++;
+	if (warnings)
+		*warnings = !!strstr(from, "WARNING");
+	free(log);
+	return lines;
 }
 
 int fz_memcg_create(const char *path, char *why)

@@ -251,6 +251,12 @@ long fz_smaps_kb(const void *p, size_t len, const char *key);
  * test provokes on purpose (tests/vm/check.sh reads them).
  */
 void fz_kmsg(const char *what);
+/*
+ * Lines of the kernel log holding @needle after the first that holds
+ * @marker: the count, -1 when @marker is not there, -2 when the log cannot
+ * be read.  With @warnings, a WARNING after @marker sets *@warnings.
+ */
+int fz_klog_count(const char *marker, const char *needle, int *warnings);
 
 /*
  * A cgroup v2 with the memory controller at @path (mounting cgroup2 on
@@ -266,6 +272,8 @@ int fz_memcg_create(const char *path, char *why);
 int fz_memcg_limit(const char *path, unsigned long max, const char *swap_max,
 		   char *why);
 
+/* What an administrator sets; what the module chose and why. */
 #define FZ_PARAMS	"/sys/module/fastzero/parameters"
+#define FZ_POLICY	"/sys/class/misc/fastzero/policy"
 
 #endif /* FZTEST_H */

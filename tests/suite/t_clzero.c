@@ -5,12 +5,14 @@
  * The module is reloaded with force_variant=clzero.  Where the guest's
  * CPUID does not report CLZERO (QEMU's TCG filters it and executes it as
  * #UD; any Intel CPU), the load-time self-test must trap, and the module
- * must load all the same, say why in the clzero parameter and in one
+ * must load all the same, say why in policy/clzero and in one
  * kernel log line (not a WARN or an oops: the harness fails a boot with
  * those), leave force_variant at auto, refuse clzero when it is written
  * later, and read zeros with every other variant.  Where CPUID reports it
  * and the CPU runs it, the variant must be usable and its reads, faults
- * into a PROT_NONE page included, must match /dev/zero.  Then the module
+ * into a PROT_NONE page included, must match /dev/zero.  Either way the
+ * reload ran the proof on a user page (driver/proof.c) and logged it once:
+ * passed, nt among its loops, clzero too where usable.  Then the module
  * is reloaded as the harness loaded it, and the store for cold
  * destinations checked: cold_variant is policy.h's for this CPU's vendor,
  * and reads that each start where the last ended (the ones it serves,
@@ -22,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/klog.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -43,8 +44,8 @@ static int test_refused(const void *arg, char *why)
 	char val[256];
 
 	(void)arg;
-	if (fz_read_file(FZ_PARAMS "/clzero", val, sizeof(val)))
-		return fz_fail(why, "clzero parameter not readable");
+	if (fz_read_file(FZ_POLICY "/clzero", val, sizeof(val)))
+		return fz_fail(why, "policy/clzero not readable");
 	fz_diag("  clzero: %s", val);
 	if (!strstr(val, "refused: the load-time self-test trapped (#UD"))
 		return fz_fail(why, "clzero says \"%s\", want the self-test's #UD refusal", val);
@@ -57,7 +58,7 @@ static int test_usable(const void *arg, char *why)
 	char val[256], forced[64];
 
 	(void)arg;
-	if (fz_read_file(FZ_PARAMS "/clzero", val, sizeof(val)) ||
+	if (fz_read_file(FZ_POLICY "/clzero", val, sizeof(val)) ||
 	    fz_read_file(FZ_PARAMS "/force_variant", forced, sizeof(forced)))
 		return fz_fail(why, "clzero or force_variant not readable");
 	fz_diag("  clzero: %s", val);
@@ -92,35 +93,41 @@ static int test_write_refused(const void *arg, char *why)
 /* Exactly one kernel log line, since the reload, says why. */
 static int test_log_line(const void *arg, char *why)
 {
-	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
-	const char *marker = arg, *p, *from;
-	char *log;
-	int n, lines = 0;
+	int warned = 0, lines = fz_klog_count(arg, refused_log, &warned);
 
-	if (len <= 0)
-		return fz_fail(why, "klogctl(SIZE_BUFFER): %s", strerror(errno));
-	log = calloc(1, len + 1);
-	if (!log)
-		return fz_fail(why, "out of memory");
-	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, len);
-	if (n < 0) {
-		free(log);
-		return fz_fail(why, "klogctl(READ_ALL): %s", strerror(errno));
-	}
-	log[n] = 0;
-	from = strstr(log, marker);
-	for (p = from; p && (p = strstr(p, refused_log)); p++)
-		lines++;
-	if (from && strstr(from, "WARNING"))
-		lines = -1;
-	free(log);
-	if (!from)
+	if (lines == -2)
+		return fz_fail(why, "klogctl: %s", strerror(errno));
+	if (lines == -1)
 		return fz_fail(why, "the test's marker is not in the kernel log");
-	if (lines < 0)
+	if (warned)
 		return fz_fail(why, "a WARNING in the kernel log after the reload");
 	if (lines != 1)
 		return fz_fail(why, "%d lines \"%s...\" after the reload, want 1", lines,
 			       refused_log);
+	return FZ_PASS;
+}
+
+/*
+ * The reload ran the proof on a user page and logged it once: passed, with
+ * clzero among the loops where it is usable, else not run and why.
+ */
+static int test_user_path_proof(const void *arg, char *why)
+{
+	static const char line[] = "fastzero: user-path proof: passed:";
+	char val[512], clz[256];
+	int lines = fz_klog_count(arg, line, NULL);
+
+	if (fz_read_file(FZ_POLICY "/user_path_proof", val, sizeof(val)) ||
+	    fz_read_file(FZ_POLICY "/clzero", clz, sizeof(clz)))
+		return fz_fail(why, "policy/user_path_proof or policy/clzero not readable");
+	fz_diag("  user_path_proof: %s", val);
+	if (lines != 1)
+		return fz_fail(why, "%d lines \"%s\" since the reload, want 1", lines, line);
+	if (strncmp(val, "passed:", 7) || !strstr(val, " nt"))
+		return fz_fail(why, "user_path_proof is \"%s\"", val);
+	if (!strncmp(clz, "usable", 6) ? !strstr(val, " clzero") :
+	    !strstr(val, "(clzero not run: refused: "))
+		return fz_fail(why, "user_path_proof \"%s\" with clzero \"%s\"", val, clz);
 	return FZ_PASS;
 }
 
@@ -137,13 +144,13 @@ static int test_cold_variant(const void *arg, char *why)
 			break;
 	if (f)
 		fclose(f);
-	fz_read_file(FZ_PARAMS "/clzero", clz, sizeof(clz));
+	fz_read_file(FZ_POLICY "/clzero", clz, sizeof(clz));
 	if (!strcmp(vendor, "GenuineIntel"))
 		want = "nt";
 	else if ((!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine")) &&
 		 !strncmp(clz, "usable", 6))
 		want = "clzero";
-	if (fz_read_file(FZ_PARAMS "/cold_variant", val, sizeof(val)))
+	if (fz_read_file(FZ_POLICY "/cold_variant", val, sizeof(val)))
 		return fz_fail(why, "cold_variant not readable");
 	fz_diag("  cold_variant: %s", val);
 	if (strncmp(val, want, strlen(want)) || val[strlen(want)] != ' ' ||
@@ -221,7 +228,8 @@ int main(int argc, char **argv)
 		return fz_exit();
 	}
 	fz_report(FZ_PASS, "loads_with_force_variant_clzero", NULL);
-	if (cpuid_has_clzero() && !fz_file_has_word(FZ_PARAMS "/clzero", "refused:")) {
+	fz_run(test_user_path_proof, marker, "user_path_proof_at_load_nt_and_clzero_where_it_runs");
+	if (cpuid_has_clzero() && !fz_file_has_word(FZ_POLICY "/clzero", "refused:")) {
 		fz_run(test_usable, NULL, "cpu_with_clzero_passes_the_self_test");
 		fz_compact_checks(dev, ref, fz_do_read, "clzero_read");
 		fz_compact_checks(dev, ref, fz_do_readv3, "clzero_readv3");

@@ -9,7 +9,7 @@
  * time the full read takes (at most 20 ms), and the read must come back with
  * 0 < count < requested, both with and without SA_RESTART, within the
  * delay plus two read extents' time at the rate the full read ran plus
- * 50 ms (an extent is 4 KiB for /dev/zero, the read_extent parameter for
+ * 50 ms (an extent is 4 KiB for /dev/zero, policy/read_extent for
  * the device).  SIGKILL must end the reading process within two extents'
  * time plus 1.5 times what the exit of a child that is not reading takes
  * (the teardown of its copy of the buffer: slow under KASAN) plus 500 ms.
@@ -20,7 +20,7 @@
  * (the first extent, or the 4 ms budget of policy.h, plus 50 ms of
  * scheduling slack and what /dev/zero's read took after its SIGALRM),
  * counted from when the timer fired: the extent, the preemption model and
- * the latency are reported (parameter read_extent).  Again while another
+ * the latency are reported (policy/read_extent).  Again while another
  * process reads the device into a cache-hot buffer as fast as it can, and
  * with the destination new anonymous memory, where every page faults:
  * neither may stretch the extents.  And into slow memory: 36 mappings of
@@ -144,7 +144,7 @@ static double extent_time(int fd, double full, size_t len)
 
 	if (fd != dev)
 		return full * 4096 / len;
-	if (!fz_module || fz_read_file(FZ_PARAMS "/read_extent", val, sizeof(val)))
+	if (!fz_module || fz_read_file(FZ_POLICY "/read_extent", val, sizeof(val)))
 		return full * FZ_EXTENT_MAX / len + budget;
 	first = full * strtoul(val, NULL, 10) / len;
 	if (strstr(val, "set by chunk_size"))
@@ -441,7 +441,7 @@ static int test_latency(const void *arg, char *why)
 		return fz_fail(why, "uninterrupted read returned %zd", ret);
 	}
 	if (fz_module)
-		fz_read_file(FZ_PARAMS "/read_extent", model, sizeof(model));
+		fz_read_file(FZ_POLICY "/read_extent", model, sizeof(model));
 	t0 = full / 10 < 0.020 ? full / 10 : 0.020;	/* SIGALRM delay */
 	if (c->fresh) {		/* the timed reads fault as the full one did */
 		munmap(w, wlen);
@@ -585,7 +585,7 @@ static int test_slow_latency(const void *arg, char *why)
 			       ret, ret < 0 ? strerror(errno) : "short");
 	}
 	if (fz_module)
-		fz_read_file(FZ_PARAMS "/read_extent", model, sizeof(model));
+		fz_read_file(FZ_POLICY "/read_extent", model, sizeof(model));
 	model[strcspn(model, "\n")] = 0;
 	/* The rule of policy.h: every extent is sized to the budget. */
 	bound = 2 * FZ_EXTENT_BUDGET_NS / 1e9 + 0.050;

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_splice - splice() and sendfile() from the device.
+ * t_splice - splice() and sendfile() from the device, and into it.
  *
- * Not differential: /dev/zero has no ->splice_read on 6.1 (splice fails
- * with EINVAL there), but fastzero must support it on every kernel.  The
- * reference's result is only printed as a diagnostic.
+ * From the device, not differential: /dev/zero has no ->splice_read on 6.1
+ * (splice fails with EINVAL there), but fastzero must support it on every
+ * kernel.  The reference's result is only printed as a diagnostic.
+ *
+ * Into the device, differential: splice from a pipe, with and without an
+ * offset, of length 0, non-blocking from an empty pipe, and sendfile()
+ * from a file must return what the same call into /dev/zero returns on
+ * this kernel (EINVAL on 6.1, whose /dev/zero has no ->splice_write) and
+ * leave as many bytes in the pipe and move the file offset as far.
  *
  * fastzero fills the pipe with references to a zeroed page of its own, so
  * every consumer of such a pipe is tried (/dev/null, a tmpfs file with and
@@ -544,7 +550,7 @@ static int test_unit(const void *arg, char *why)
 {
 	char val[32];
 
-	if (fz_read_file(FZ_PARAMS "/splice_unit", val, sizeof(val)))
+	if (fz_read_file(FZ_POLICY "/splice_unit", val, sizeof(val)))
 		return fz_fail(why, "cannot read splice_unit");
 	if (strtoul(val, NULL, 10) != *(const size_t *)arg)
 		return fz_fail(why, "splice_unit is %s, expected %zu", val,
@@ -583,9 +589,12 @@ static void huge_buffer_tests(void)
  * own page, each with its own bound, and a splice that finds its page at
  * the bound copies as /dev/zero does instead of failing.  A holder pinned
  * to CPU 0 fills HOLD_PIPES pipes of 256 slots, more buffers than the
- * bound; stats/splice_copied tells that the bound was reached.
+ * bound; stats/splice_copied tells that the bound was reached.  Held in
+ * this process, stats/read_bytes must grow by every byte spliced, the ones
+ * lent before the bound and the ones copied after it alike.
  */
 #define SPLICE_COPIED	"/sys/class/misc/fastzero/stats/splice_copied"
+#define READ_BYTES	"/sys/class/misc/fastzero/stats/read_bytes"
 #define HOLD_SLOTS	256
 #define HOLD_PIPES	272	/* 69632 buffers > FZ_LENT_REFS_MAX (65536) */
 #define BOUND_LEN	(16 * 4096)
@@ -679,7 +688,7 @@ static int test_bound(const void *arg, char *why)
 	const struct bound_case *c = arg;
 	static int fds[HOLD_PIPES][2];
 	int ready[2], ret, err = 0, held = 0;
-	long before, after;
+	long before, after, rb_before = -1, rb_after = -1;
 	pid_t holder = 0;
 	char b;
 
@@ -699,10 +708,12 @@ static int test_bound(const void *arg, char *why)
 			return fz_fail(why, "fork: %s", strerror(errno));
 	}
 	if (holder == 0) {	/* the holder: this process or the child */
+		rb_before = fz_file_long(READ_BYTES, NULL);
 		if (pin_cpu(0))
 			err = errno;
 		else
 			err = hold_buffers(dev, fds, &held);
+		rb_after = fz_file_long(READ_BYTES, NULL);
 		if (c->other) {
 			b = (char)err;
 			if (write(ready[1], &b, 1) != 1)
@@ -737,6 +748,13 @@ static int test_bound(const void *arg, char *why)
 		if (ret == FZ_PASS && c->cpu && after != before)
 			ret = fz_fail(why, "CPU %d's splice copied (splice_copied %ld -> %ld): CPU 0's holder reached it",
 				      c->cpu, before, after);
+		if (!c->other)
+			fz_diag("  stats/read_bytes grew by %ld while %d bytes were spliced",
+				rb_after - rb_before, held * HOLD_SLOTS * 4096);
+		if (ret == FZ_PASS && !c->other &&
+		    rb_after - rb_before != (long)held * HOLD_SLOTS * 4096)
+			ret = fz_fail(why, "stats/read_bytes grew by %ld, %ld bytes were spliced",
+				      rb_after - rb_before, (long)held * HOLD_SLOTS * 4096);
 		ref_diag();
 	}
 	if (holder > 0) {
@@ -752,6 +770,87 @@ static const struct bound_case bound_self = { 0, 0 };
 static const struct bound_case bound_other = { 1, 0 };
 static const struct bound_case bound_other_cpu = { 1, 1 };
 
+enum into { INTO_SPLICE, INTO_SPLICE_OFF, INTO_SPLICE_EMPTY_NONBLOCK,
+	    INTO_SENDFILE };
+
+struct into_case {
+	const char *name;
+	enum into how;
+	size_t fill, len;
+};
+
+struct into_result {
+	ssize_t ret;	/* count, or -errno */
+	long left;	/* bytes left in the pipe, or the file offset */
+};
+
+/* One transfer of @c into @to: its return and what it left behind. */
+static int into_once(const struct into_case *c, int to, struct into_result *r,
+		     char *why)
+{
+	static unsigned char junk[3 * 65536];
+	loff_t off = 4096;
+	int p[2], fd = -1, left = 0;
+
+	memset(junk, 0x5a, sizeof(junk));
+	if (c->how == INTO_SENDFILE) {
+		fd = memfd_create("fz_into", 0);
+		if (fd < 0 || write(fd, junk, c->fill) != (ssize_t)c->fill ||
+		    lseek(fd, 0, SEEK_SET))
+			return fz_fail(why, "memfd: %s", strerror(errno));
+		r->ret = sendfile(to, fd, NULL, c->len);
+		r->ret = r->ret < 0 ? -errno : r->ret;
+		r->left = lseek(fd, 0, SEEK_CUR);
+		close(fd);
+		return FZ_PASS;
+	}
+	if (pipe2(p, c->how == INTO_SPLICE_EMPTY_NONBLOCK ? O_NONBLOCK : 0))
+		return fz_fail(why, "pipe: %s", strerror(errno));
+	if (c->fill && write(p[1], junk, c->fill) != (ssize_t)c->fill) {
+		close(p[0]);
+		close(p[1]);
+		return fz_fail(why, "filling the pipe: %s", strerror(errno));
+	}
+	r->ret = splice(p[0], NULL, to, c->how == INTO_SPLICE_OFF ? &off : NULL,
+			c->len, c->how == INTO_SPLICE_EMPTY_NONBLOCK ?
+			SPLICE_F_NONBLOCK : 0);
+	r->ret = r->ret < 0 ? -errno : r->ret;
+	if (ioctl(p[0], FIONREAD, &left))
+		left = -1;
+	r->left = left;
+	close(p[0]);
+	close(p[1]);
+	return FZ_PASS;
+}
+
+/* Into the device as into /dev/zero: the same return, the same leftovers. */
+static int test_into(const void *arg, char *why)
+{
+	const struct into_case *c = arg;
+	struct into_result d, r;
+	char a[FZ_RETLEN], b[FZ_RETLEN];
+
+	if (into_once(c, ref, &r, why) || into_once(c, dev, &d, why))
+		return FZ_FAIL;
+	fz_diag("  %s: %s %s (left %ld), %s %s (left %ld)", c->name,
+		fz_dev_name, fz_strret(a, sizeof(a), d.ret, -d.ret), d.left,
+		fz_ref_name, fz_strret(b, sizeof(b), r.ret, -r.ret), r.left);
+	if (d.ret != r.ret || d.left != r.left)
+		return fz_fail(why, "%s returned %s leaving %ld, %s %s leaving %ld",
+			       fz_dev_name, a, d.left, fz_ref_name, b, r.left);
+	return FZ_PASS;
+}
+
+static const struct into_case into_cases[] = {
+	{ "splice_into_device_as_dev_zero", INTO_SPLICE, 3 * 4096 + 13, 65536 },
+	{ "splice_into_device_part_of_the_pipe_as_dev_zero", INTO_SPLICE, 65536, 4097 },
+	{ "splice_into_device_at_an_offset_as_dev_zero", INTO_SPLICE_OFF, 8192, 8192 },
+	{ "splice_into_device_length_0_as_dev_zero", INTO_SPLICE, 4096, 0 },
+	{ "splice_into_device_nonblock_empty_pipe_as_dev_zero",
+	  INTO_SPLICE_EMPTY_NONBLOCK, 0, 4096 },
+	{ "sendfile_into_device_as_dev_zero", INTO_SENDFILE, 65536 + 7, 65536 + 7 },
+};
+
 int main(int argc, char **argv)
 {
 	struct stat st;
@@ -762,6 +861,8 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < FZ_ARRAY_SIZE(cases); i++)
 		fz_run(test_xfer, &cases[i], "%s", cases[i].name);
+	for (i = 0; i < FZ_ARRAY_SIZE(into_cases); i++)
+		fz_run(test_into, &into_cases[i], "%s", into_cases[i].name);
 	fz_run(test_splice_full_pipe, NULL, "splice_nonblock_full_pipe_eagain");
 	fz_run(test_splice_stream, NULL, "splice_stream_16MiB");
 	consumer_tests("");

@@ -1,24 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_sysfs - module parameters of fastzero:
+ * t_sysfs - module parameters of fastzero, and what it chose (policy/):
  *
- *	clear_user_variant (ro)	the clear loop chosen for this CPU
  *	force_variant (rw)	override: auto unrolled rep_stosq erms rep_stosb nt
  *	chunk_size (rw)		bytes cleared between rescheduling points
  *	nt_threshold (rw)	reads from this size on use non-temporal stores
  *	erms_threshold (ro)	shortest clear the erms variant does with rep stosb
- *	*_threshold_reason (ro)	where each threshold comes from
  *	shared_huge (ro)	tmpfs huge= policy of MAP_SHARED memory
+ *	policy/clear_user_variant	the clear loop chosen for this CPU
+ *	policy/ *_threshold_reason	where each threshold comes from
  *
  * Every forced variant and a small and a big chunk size are exercised with
  * the compact differential checks (including reads running into a
  * PROT_NONE page, i.e. each loop's fault fixup).  Parameters are restored.
+ * A value refused at run time says why in the kernel log.  The parameters
+ * are only the administrator's knobs (the list in docs/sysfs.md); the
+ * policy/ attributes are read-only.
  *
  * FZ_EXPECT_VARIANT overrides the variant expected from /proc/cpuinfo.
  * The derived thresholds are recomputed here with driver/policy.h, the
  * driver's own rule, from the same CPUID leaves and /proc/cpuinfo.
  */
 #include <cpuid.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,11 +39,35 @@ static const char *const variants[] = {
 	"unrolled", "rep_stosq", "erms", "rep_stosb", "nt",
 };
 
+/* What the module chose: policy/, beside stats/ (docs/sysfs.md). */
+static const char *const policy_attrs[] = {
+	"clear_user_variant", "read_extent", "splice_unit", "nt_threshold_reason",
+	"erms_threshold_reason", "clzero", "cold_variant", "cold_threshold_reason",
+	"user_path_proof",
+};
+
+/* The administrator's knobs: every other name is a policy/ attribute. */
+static const char *const knobs[] = {
+	"chunk_size", "nt_threshold", "erms_threshold", "force_variant",
+	"shared_huge", "shared_clear", "splice_huge", "cold_threshold",
+};
+
+static int is_policy(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < FZ_ARRAY_SIZE(policy_attrs); i++)
+		if (!strcmp(name, policy_attrs[i]))
+			return 1;
+	return 0;
+}
+
 static int param_read(const char *name, char *buf, size_t len)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), FZ_PARAMS "/%s", name);
+	snprintf(path, sizeof(path), "%s/%s",
+		 is_policy(name) ? FZ_POLICY : FZ_PARAMS, name);
 	return fz_read_file(path, buf, len);
 }
 
@@ -47,7 +75,8 @@ static int param_write(const char *name, const char *val)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), FZ_PARAMS "/%s", name);
+	snprintf(path, sizeof(path), "%s/%s",
+		 is_policy(name) ? FZ_POLICY : FZ_PARAMS, name);
 	return fz_write_file(path, val);
 }
 
@@ -177,7 +206,7 @@ static int test_nt_threshold_derived(const void *arg, char *why)
 
 	(void)arg;
 	guest_cpu(&cpu);
-	want = fz_policy_nt_threshold(&cpu, fz_file_has_word(FZ_PARAMS "/clzero", "usable:"),
+	want = fz_policy_nt_threshold(&cpu, fz_file_has_word(FZ_POLICY "/clzero", "usable:"),
 				      &rule);
 	fz_diag("  CPU: vendor %d rep_good %d erms %d fsrs %d, last-level cache %lu KiB (%lu per thread) from %s",
 		cpu.vendor, cpu.rep_good, cpu.erms, cpu.fsrs, cpu.llc_size >> 10,
@@ -384,6 +413,99 @@ static int test_stats_private(const void *arg, char *why)
 	return FZ_PASS;
 }
 
+/*
+ * The parameters directory holds the knobs and nothing else; every policy/
+ * attribute is there, world-readable and read-only.
+ */
+static int test_layout(const void *arg, char *why)
+{
+	char path[256];
+	struct stat st;
+	size_t i, n = 0;
+	DIR *d = opendir(FZ_PARAMS);
+	struct dirent *e;
+
+	(void)arg;
+	if (!d)
+		return fz_fail(why, "opendir %s: %s", FZ_PARAMS, strerror(errno));
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		for (i = 0; i < FZ_ARRAY_SIZE(knobs) && strcmp(e->d_name, knobs[i]); i++)
+			;
+		if (i == FZ_ARRAY_SIZE(knobs)) {
+			closedir(d);
+			return fz_fail(why, "parameter %s is not an administrator's knob",
+				       e->d_name);
+		}
+		n++;
+	}
+	closedir(d);
+	if (n != FZ_ARRAY_SIZE(knobs))
+		return fz_fail(why, "%zu parameters, want %zu", n, FZ_ARRAY_SIZE(knobs));
+	for (i = 0; i < FZ_ARRAY_SIZE(policy_attrs); i++) {
+		snprintf(path, sizeof(path), FZ_POLICY "/%s", policy_attrs[i]);
+		if (stat(path, &st))
+			return fz_fail(why, "stat %s: %s", path, strerror(errno));
+		if ((st.st_mode & 07777) != 0444)
+			return fz_fail(why, "%s is mode %04o, want 0444", path,
+				       st.st_mode & 07777);
+	}
+	return FZ_PASS;
+}
+
+/*
+ * The load-time proof on a user page (driver/proof.c) passed for every loop
+ * that may run: the five others always, clzero where policy/clzero says
+ * usable, and says so.
+ */
+static int test_user_path_proof(const void *arg, char *why)
+{
+	static const char *const always[] = {
+		" unrolled", " rep_stosq", " erms", " rep_stosb", " nt",
+	};
+	char val[512], clz[256];
+	size_t i;
+
+	(void)arg;
+	if (param_read("user_path_proof", val, sizeof(val)) ||
+	    param_read("clzero", clz, sizeof(clz)))
+		return fz_fail(why, "policy/user_path_proof or policy/clzero not readable");
+	fz_diag("  user_path_proof: %s", val);
+	if (strncmp(val, "passed:", 7))
+		return fz_fail(why, "user_path_proof is \"%s\"", val);
+	for (i = 0; i < FZ_ARRAY_SIZE(always); i++)
+		if (!strstr(val, always[i]))
+			return fz_fail(why, "user_path_proof does not name%s", always[i]);
+	if (!strncmp(clz, "usable", 6) ? !strstr(val, " clzero") :
+	    !strstr(val, "(clzero not run: "))
+		return fz_fail(why, "user_path_proof \"%s\" with clzero \"%s\"", val, clz);
+	return FZ_PASS;
+}
+
+/* A value written at run time and refused: one kernel log line says why. */
+static int test_refusal_logged(const void *arg, char *why)
+{
+	static const char needle[] = "fastzero: chunk_size=100 refused: ";
+	char marker[64];
+	int err, lines;
+
+	(void)arg;
+	snprintf(marker, sizeof(marker), "fastzero-test: t_sysfs-refusal-%d", getpid());
+	fz_kmsg(marker + strlen("fastzero-test: "));
+	err = param_write("chunk_size", "100");
+	if (err != -EINVAL)
+		return fz_fail(why, "chunk_size=100: %s, want EINVAL",
+			       err ? strerror(-err) : "accepted");
+	lines = fz_klog_count(marker, needle, NULL);
+	if (lines < 0)
+		return fz_fail(why, "kernel log: %s", lines == -1 ?
+			       "the test's marker is not there" : strerror(errno));
+	if (lines != 1)
+		return fz_fail(why, "%d lines \"%s...\", want 1", lines, needle);
+	return FZ_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	/* 0 (sized in time), or 4 KiB (as /dev/zero) to 256 MiB. */
@@ -401,6 +523,8 @@ int main(int argc, char **argv)
 		return fz_exit();
 	}
 
+	fz_run(test_layout, NULL, "parameters_are_the_knobs_policy_is_read_only");
+	fz_run(test_user_path_proof, NULL, "user_path_proof_passed_for_every_loop_that_may_run");
 	fz_run(test_variant, NULL, "clear_user_variant_is_%s", expected_variant());
 
 	for (i = 0; i < FZ_ARRAY_SIZE(variants); i++)
@@ -418,6 +542,7 @@ int main(int argc, char **argv)
 	}
 	fz_diag("chunk_size default: %s", chunk0);
 	fz_run(test_read_extent, NULL, "read_extent_first_extent_on_every_preemption_model");
+	fz_run(test_refusal_logged, NULL, "chunk_size_refusal_says_why_in_the_kernel_log");
 	fz_run(test_stats_private, NULL, "stats_readable_by_root_only");
 	for (i = 0; i < FZ_ARRAY_SIZE(chunks); i++)
 		set_and_check("chunk_size", chunks[i], "chunk_size");

@@ -339,9 +339,9 @@ static int test_good_params(const void *arg, char *why)
 		{ "shared_huge", "never" },
 		{ "force_variant", "unrolled" },
 		{ "erms_threshold", "1024" },
-		{ "erms_threshold_reason", "set by parameter" },
+		{ "policy/erms_threshold_reason", "set by parameter" },
 		{ "nt_threshold", "0" },
-		{ "nt_threshold_reason", "set by parameter" },
+		{ "policy/nt_threshold_reason", "set by parameter" },
 	};
 	char path[256], val[64];
 	int err = fz_load_module("chunk_size=65536 shared_huge=never force_variant=unrolled erms_threshold=1024 nt_threshold=0");
@@ -352,7 +352,10 @@ static int test_good_params(const void *arg, char *why)
 	if (err)
 		return fz_fail(why, "insmod: %s", strerror(-err));
 	for (i = 0; i < FZ_ARRAY_SIZE(want) && ret == FZ_PASS; i++) {
-		snprintf(path, sizeof(path), FZ_PARAMS "/%s", want[i][0]);
+		if (!strncmp(want[i][0], "policy/", 7))
+			snprintf(path, sizeof(path), FZ_POLICY "/%s", want[i][0] + 7);
+		else
+			snprintf(path, sizeof(path), FZ_PARAMS "/%s", want[i][0]);
 		if (fz_read_file(path, val, sizeof(val)))
 			ret = fz_fail(why, "cannot read %s", path);
 		else if (strcmp(val, want[i][1]))
@@ -468,7 +471,7 @@ static int test_reload_races(const void *arg, char *why)
 int main(int argc, char **argv)
 {
 	static const char *const bad[] = {
-		"clear_user_variant=erms", "chunk_size=4095", "chunk_size=abc",
+		"splice_huge=maybe", "chunk_size=4095", "chunk_size=abc",
 		"force_variant=bogus", "shared_huge=bogus", "shared_huge=deny",
 		"nt_threshold=abc", "erms_threshold=-1", "shared_clear=bogus",
 	};

@@ -463,6 +463,12 @@ $GUEST_CMD" --timeout "$timeout" --log "$log" ${append:+--append "$append"} \
 	fi
 	check_swap "$log"
 	if grep -q '^FZ: insmod ok' "$log"; then result ok "insmod ok"; else result fail "insmod ok"; fi
+	# the clear loops' proof on a user page, run at every load (driver/proof.c)
+	if grep -q '^FZ: user-path proof passed: ' "$log"; then
+		result ok "user-path proof at load ($(sed -n 's/^FZ: user-path proof passed: //p' "$log" | head -n1))"
+	elif grep -q '^FZ: insmod ok' "$log"; then
+		result fail "user-path proof at load" "$(grep -m1 '^FZ: user-path proof' "$log" || echo 'no FZ: user-path proof line')"
+	fi
 	check_tap "$log"
 	if grep -q '^FZ: dd ok' "$log"; then
 		result ok "dd if=/dev/fastzero of=/dev/null bs=1M count=$dd_mib"

@@ -353,6 +353,7 @@ g_snapshot() {
 }
 
 g_param() { cat "/sys/module/fastzero/parameters/$1" 2>/dev/null; }
+g_policy() { cat "/sys/class/misc/fastzero/policy/$1" 2>/dev/null; }
 g_loaded() { [[ -d /sys/module/fastzero ]]; }
 g_dev_ok() { [[ -c /dev/fastzero && $(stat -c %a /dev/fastzero) == 666 ]]; }
 # g_pkg_module_ok VERSION: modprobe loads the package's DKMS module, that version.
@@ -383,10 +384,10 @@ g_stage1() {
 	g_check "/dev/fastzero is a character device, mode 0666" g_dev_ok
 	g_readme 'dd if=/dev/fastzero of=/dev/null bs=1M'
 	g_readme 'fio --filename=/dev/fastzero fio-jobs/'
-	out=$(g_readme 'cat /sys/module/fastzero/parameters/clear_user_variant')
+	out=$(g_readme 'cat /sys/class/misc/fastzero/policy/clear_user_variant')
 	printf '%s\n' "$out"
-	g_check "clear_user_variant is a variant name ($(g_param clear_user_variant))" \
-		grep -qxE 'unrolled|rep_stosq|erms' <<<"$(g_param clear_user_variant)"
+	g_check "clear_user_variant is a variant name ($(g_policy clear_user_variant))" \
+		grep -qxE 'unrolled|rep_stosq|erms' <<<"$(g_policy clear_user_variant)"
 	g_check "rmmod fastzero" rmmod fastzero
 	# modinfo: version from dkms.conf, description, author, every parameter described.
 	out=$(modinfo driver/fastzero.ko)

@@ -76,8 +76,9 @@ if [ -f /fastzero.ko ]; then
 else
 	echo "FZ: insmod skipped (no module)"
 fi
-p=/sys/module/fastzero/parameters
+p=/sys/class/misc/fastzero/policy
 [ -r $p/clear_user_variant ] && echo "FZ: variant $(cat $p/clear_user_variant)"
+[ -r $p/user_path_proof ] && echo "FZ: user-path proof $(cat $p/user_path_proof)"
 mkdir -p /payload
 cd /payload
 sh /fz-cmd

@@ -27,9 +27,11 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 quick=0 mode=native out=/tmp/fzb msizes='' emit=0 want_u=0
-# param NAME: the file of the module's parameter NAME (the one place the
-# bench scripts name where fastzero's parameters live)
+# param NAME, policy NAME: the file of the module's parameter NAME, of what
+# it chose (NAME in policy/); the one place the bench scripts name where
+# fastzero's sysfs files live
 param() { echo "/sys/module/fastzero/parameters/$1"; }
+policy() { echo "/sys/class/misc/fastzero/policy/$1"; }
 fv=$(param force_variant)
 
 usage() {
@@ -127,8 +129,8 @@ rm -f "$out"/*
 	echo "dd=$dd"
 	echo "unrolled=$unrolled${u_why:+ ($u_why)}"
 	[ "$unrolled" = 0 ] || echo "force_variant_start=$fv_start"
-	if [ -r "$(param clear_user_variant)" ]; then
-		echo "clear_user_variant=$(cat "$(param clear_user_variant)")"
+	if [ -r "$(policy clear_user_variant)" ]; then
+		echo "clear_user_variant=$(cat "$(policy clear_user_variant)")"
 	fi
 	echo "date=$(date +%Y%m%d-%H%M%S)"
 } >"$out/meta.txt"
