@@ -192,7 +192,7 @@ static inline void fz_clear_kernel_clzero(void *addr, unsigned long len)
  * with an sfence.  Does no exception handling.
  */
 static inline void fz_clear_cold_pages(void *addr, unsigned int npages,
-				       int cold_loop)
+				       enum fz_loop cold_loop)
 {
 	unsigned long len = (unsigned long)npages << PAGE_SHIFT;
 

@@ -35,6 +35,8 @@
 
 /**
  * enum fz_loop - the clearing strategies implemented in clear_loops.S
+ * @FZ_LOOP_AUTO: none chosen: the loop the alternatives patched in (a
+ *	force_variant of "auto", or no cold store)
  * @FZ_LOOP_UNROLLED: 8 x movq per 64-byte iteration, then words and bytes
  * @FZ_LOOP_STOSQ: rep stosq for the qwords, a byte tail for the rest
  * @FZ_LOOP_ERMS: rep stosb from fz_erms_threshold bytes up, unrolled below
@@ -46,6 +48,7 @@
  * @FZ_NR_LOOPS: number of strategies
  */
 enum fz_loop {
+	FZ_LOOP_AUTO = -1,
 	FZ_LOOP_UNROLLED,
 	FZ_LOOP_STOSQ,
 	FZ_LOOP_ERMS,

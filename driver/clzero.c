@@ -202,9 +202,10 @@ const char *fz_clzero_reason(void)
 /*
  * The store for cold destinations (policy.h): huge folios fresh from the
  * allocator (shared_clear.c) always, and reads of at least cold_threshold
- * bytes that start where the file's last read ended (read.c).
+ * bytes once the open file's back-to-back reads have streamed nt_threshold
+ * bytes (read.c).
  */
-int fz_cold_loop = FZ_LOOP_AUTO;
+enum fz_loop fz_cold_loop = FZ_LOOP_AUTO;
 unsigned long fz_cold_threshold = FZ_COLD_THRESHOLD;
 static const char *fz_cold_why = "not derived yet";
 static bool fz_cold_threshold_set_by_param;
@@ -231,7 +232,7 @@ void fz_cold_init(const struct fz_cpu *cpu)
  */
 int fz_cold_variant_emit(char *buf)
 {
-	int loop = READ_ONCE(fz_cold_loop);
+	enum fz_loop loop = READ_ONCE(fz_cold_loop);
 
 	return sysfs_emit(buf, "%s (%s)\n",
 			  loop == FZ_LOOP_AUTO ? "none" : fz_cold_loop_names[loop],
@@ -255,7 +256,7 @@ static const struct kernel_param_ops fz_cold_threshold_ops = {
 
 module_param_cb(cold_threshold, &fz_cold_threshold_ops, &fz_cold_threshold, 0644);
 MODULE_PARM_DESC(cold_threshold,
-		 "Reads of at least this many bytes that start where the file's last read ended use cold_variant (0: never)");
+		 "Reads of at least this many bytes use cold_variant once the file's back-to-back reads streamed nt_threshold bytes (0: never)");
 
 /**
  * fz_cold_threshold_reason_emit() - where cold_threshold comes from
@@ -268,5 +269,5 @@ int fz_cold_threshold_reason_emit(char *buf)
 	if (READ_ONCE(fz_cold_threshold_set_by_param))
 		return sysfs_emit(buf, "set by parameter\n");
 	return sysfs_emit(buf, "derived: %lu: %s\n", FZ_COLD_THRESHOLD,
-			  "a read that starts where the file's last read ended moves on into memory it has not touched (filling an array); dd reuses one buffer and keeps rep stos (docs/design-clear.md)");
+			  "from 64 KiB CLZERO beats rep stosb into cold memory; the open file's streamed bytes decide whether the memory is cold (docs/design-clear.md)");
 }

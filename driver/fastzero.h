@@ -30,7 +30,7 @@ enum fz_shared_clear {
 extern unsigned long fz_chunk_size;
 struct kernel_param;
 int fz_param_ulong_set(const char *val, const struct kernel_param *kp);
-extern int fz_forced_loop;
+extern enum fz_loop fz_forced_loop;
 extern int fz_shared_huge;
 extern const char * const fz_shared_huge_names[FZ_NR_SHARED_HUGE];
 extern int fz_shared_clear;
@@ -77,7 +77,7 @@ void fz_clzero_refuse(const char *why);
 int fz_cold_variant_emit(char *buf);
 int fz_cold_threshold_reason_emit(char *buf);
 /* the store for cold destinations, and the reads it serves (policy.h) */
-extern int fz_cold_loop;
+extern enum fz_loop fz_cold_loop;
 extern unsigned long fz_cold_threshold;
 struct fz_cpu;
 void fz_cold_init(const struct fz_cpu *cpu);

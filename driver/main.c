@@ -189,7 +189,7 @@ static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
 
 static int fz_force_variant_get(char *buf, const struct kernel_param *kp)
 {
-	int loop = READ_ONCE(fz_forced_loop);
+	enum fz_loop loop = READ_ONCE(fz_forced_loop);
 
 	return sysfs_emit(buf, "%s\n",
 			  loop == FZ_LOOP_AUTO ? "auto" : fz_loop_names[loop]);

@@ -53,9 +53,6 @@
 #define FZ_CHUNK_MIN		FZ_EXTENT_ALIGN
 #define FZ_CHUNK_MAX		((unsigned long)SZ_256M)
 
-/* force_variant: negative means "use what the alternatives selected". */
-#define FZ_LOOP_AUTO		(-1)
-
 /**
  * fz_policy_first_extent() - bytes of the first extent of a read
  * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
@@ -456,9 +453,10 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 	bool rep_stos = fz_policy_variant(cpu) != FZ_LOOP_UNROLLED;
 	unsigned long low = cpu->llc_per_thread / 4 * 3;
 	unsigned long thr = cpu->llc_size / 4;
+	bool floored = thr < low;
 	const char *reason;
 
-	if (thr < low || !cpu->erms)
+	if (floored || !cpu->erms)
 		thr = low;
 	if (rep_stos && cpu->vendor == FZ_VENDOR_AMD && clzero) {
 		thr = cpu->llc_size / 2;
@@ -473,6 +471,8 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 	} else if (thr < 0x4040) {
 		thr = SZ_64M;
 		reason = "derived: no cache size found: glibc's 64 MiB";
+	} else if (cpu->erms && floored) {
+		reason = "derived: glibc's non_temporal_threshold, its floor: 3/4 LLC per thread";
 	} else if (cpu->erms) {
 		reason = "derived: glibc's non_temporal_threshold, LLC / 4";
 	} else {
@@ -522,11 +522,11 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
  * Return: FZ_LOOP_CLZERO on AMD where it runs, FZ_LOOP_NT on Intel,
  * FZ_LOOP_AUTO (no cold store: the patched variant) otherwise.
  */
-static inline int fz_policy_cold_loop(const struct fz_cpu *cpu, bool clzero,
-				      const char **why)
+static inline enum fz_loop fz_policy_cold_loop(const struct fz_cpu *cpu,
+					       bool clzero, const char **why)
 {
 	const char *reason;
-	int loop;
+	enum fz_loop loop;
 
 	if (cpu->vendor == FZ_VENDOR_AMD && clzero) {
 		loop = FZ_LOOP_CLZERO;
@@ -552,7 +552,7 @@ static inline int fz_policy_cold_loop(const struct fz_cpu *cpu, bool clzero,
  * Return: @cold_loop where there is one (CLZERO on AMD, MOVNTI on Intel),
  * else FZ_LOOP_NT (MOVNTI).
  */
-static inline int fz_policy_nt_loop(int cold_loop)
+static inline enum fz_loop fz_policy_nt_loop(enum fz_loop cold_loop)
 {
 	return cold_loop != FZ_LOOP_AUTO ? cold_loop : FZ_LOOP_NT;
 }
@@ -572,11 +572,12 @@ static inline int fz_policy_nt_loop(int cold_loop)
  * at least @nt_threshold bytes, whatever its buffer, fz_policy_nt_loop();
  * else FZ_LOOP_AUTO (the loop the alternatives patched in).
  */
-static inline int fz_policy_read_loop(int forced, unsigned long nt_threshold,
-				      int cold_loop,
-				      unsigned long cold_threshold,
-				      unsigned long total,
-				      unsigned long streamed)
+static inline enum fz_loop fz_policy_read_loop(enum fz_loop forced,
+					       unsigned long nt_threshold,
+					       enum fz_loop cold_loop,
+					       unsigned long cold_threshold,
+					       unsigned long total,
+					       unsigned long streamed)
 {
 	if (forced != FZ_LOOP_AUTO)
 		return forced;

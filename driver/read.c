@@ -14,7 +14,7 @@
 
 unsigned long fz_chunk_size = FZ_CHUNK_AUTO;
 unsigned long fz_nt_threshold;	/* set at load (main.c) */
-int fz_forced_loop = FZ_LOOP_AUTO;
+enum fz_loop fz_forced_loop = FZ_LOOP_AUTO;
 
 /*
  * What this open file's reads have done to user memory, to judge whether
@@ -60,8 +60,8 @@ void fz_read_release(struct file *file)
  * and in *@run the bytes the file's reads streamed up to @start (0 when
  * the read does not start where the last one ended).
  */
-static int fz_read_loop(struct file *file, unsigned long start, size_t total,
-			unsigned long *run)
+static enum fz_loop fz_read_loop(struct file *file, unsigned long start,
+				 size_t total, unsigned long *run)
 {
 	struct fz_stream *st = file->private_data;
 
@@ -86,7 +86,8 @@ static void fz_read_streamed(struct file *file, unsigned long start,
 	WRITE_ONCE(st->end, end);
 }
 
-static unsigned long fz_clear_chunk(int loop, void __user *to, unsigned long n)
+static unsigned long fz_clear_chunk(enum fz_loop loop, void __user *to,
+				    unsigned long n)
 {
 	if (likely(loop == FZ_LOOP_AUTO))
 		return fz_clear_user(to, n);
@@ -194,7 +195,7 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
 		loff_t *ppos)
 {
 	unsigned long run;
-	int loop = fz_read_loop(file, (unsigned long)buf, count, &run);
+	enum fz_loop loop = fz_read_loop(file, (unsigned long)buf, count, &run);
 	struct fz_extent e;
 	size_t cleared = 0;
 
@@ -235,7 +236,7 @@ ssize_t fz_read(struct file *file, char __user *buf, size_t count,
  * Zero up to @max bytes of the iterator's current user segment and advance
  * past them.  Sets *@fault when the segment ran into inaccessible memory.
  */
-static size_t fz_zero_user_segment(int loop, struct iov_iter *iter,
+static size_t fz_zero_user_segment(enum fz_loop loop, struct iov_iter *iter,
 				   size_t max, bool *fault)
 {
 	size_t len = min(fz_iter_user_len(iter), max);
@@ -251,7 +252,7 @@ static size_t fz_zero_user_segment(int loop, struct iov_iter *iter,
  * fz_clear_user(); kernel-backed iterators (bvecs of io_uring fixed
  * buffers) through iov_iter_zero().
  */
-static size_t fz_zero_iter(int loop, struct iov_iter *iter, size_t max,
+static size_t fz_zero_iter(enum fz_loop loop, struct iov_iter *iter, size_t max,
 			   bool *fault)
 {
 	size_t n;
@@ -305,7 +306,7 @@ ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	unsigned long start = user_backed_iter(iter) && iov_iter_count(iter) ?
 			      (unsigned long)fz_iter_user_addr(iter) : 0;
 	unsigned long run, end = start;
-	int loop = fz_read_loop(iocb->ki_filp, start, iov_iter_count(iter), &run);
+	enum fz_loop loop = fz_read_loop(iocb->ki_filp, start, iov_iter_count(iter), &run);
 	size_t written = 0;
 	struct fz_extent e;
 
