@@ -8,12 +8,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# "issue 27", "issues 26 and 27", "issue #8", "(#12)", "issue27": a tracker's
-# number is history, not a reason; "review 3" and "previous session" too.
+# "issue N", "issues N and M", "issue #N", "(#N)", "issueN": a tracker's
+# number is history, not a reason; so is naming a review by number or an
+# earlier session.
 PATTERN='\bissues?[ _-]?#?[0-9]+|\(#[0-9]+\)|\breview [0-9]+\b|\b(previous|this|last) session\b'
 
 if (($# == 0)); then
-	mapfile -t files < <(git ls-files | grep -v -e '^results/' -e '^debian/changelog$' -e '^tests/nohistory\.sh$' -e '^tests/host/t_nohistory\.sh$' \
+	mapfile -t files < <(git ls-files | grep -v -e '^results/' -e '^debian/changelog$' \
 		-e '\.png$' -e '\.svg$')
 	set -- "${files[@]}"
 fi
