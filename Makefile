@@ -25,7 +25,9 @@
 #                     regenerated from upstream/series, checkpatch --strict, git am
 #                     onto Debian's 7.2 and 7.3 sources, compared with the committed
 #                     files (UPSTREAM_UPDATE=1: rewrite them; UPSTREAM_BUILD=1: also
-#                     a W=1 build of the touched objects after each patch)
+#                     a W=1 build of the touched objects after each patch;
+#                     UPSTREAM_MODEL=1: also /dev/zero's read() before and after,
+#                     timed on this CPU, mode native userspace)
 #   make clean        remove what make built (KDIR's kbuild files, userspace/
 #                     build/, the suite's programs)
 #
@@ -89,8 +91,8 @@ KERNEL_IDS = $(shell sed -n "s/^FZ_KERNEL_IDS='\(.*\)'$$/\1/p" $(CURDIR)/tests/v
 ifneq ($(filter-out 0 1,$(QUICK)),)
 $(error fastzero: QUICK=$(QUICK): 1 (the short run) or 0 (the full one))
 endif
-ifneq ($(filter-out 0 1,$(UPSTREAM_UPDATE) $(UPSTREAM_BUILD)),)
-$(error fastzero: UPSTREAM_UPDATE and UPSTREAM_BUILD take 1 or 0)
+ifneq ($(filter-out 0 1,$(UPSTREAM_UPDATE) $(UPSTREAM_BUILD) $(UPSTREAM_MODEL)),)
+$(error fastzero: UPSTREAM_UPDATE, UPSTREAM_BUILD and UPSTREAM_MODEL take 1 or 0)
 endif
 ifneq ($(filter bench,$(goals)),)
 # run-bench.sh checks its variables itself, in seconds: one line each
@@ -206,7 +208,8 @@ deb:
 # The upstream series: regenerated from its stack and checked (upstream/series.sh).
 upstream:
 	upstream/series.sh $(if $(filter 1,$(UPSTREAM_UPDATE)),--update) \
-		$(if $(filter 1,$(UPSTREAM_BUILD)),--build)
+		$(if $(filter 1,$(UPSTREAM_BUILD)),--build) \
+		$(if $(filter 1,$(UPSTREAM_MODEL)),--model)
 
 clean:
 	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)

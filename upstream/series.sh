@@ -12,6 +12,10 @@
 #   --build   also compile the touched objects after each patch, W=1, with
 #             make allnoconfig + tests/vm/debug.config (nice -n 19; about
 #             15 minutes cold on 2 cores, seconds per patch after that)
+#   --model   also time /dev/zero's read() before and after the series on
+#             this CPU (upstream/test/read_zero_model.c, the kernel's own
+#             clear_user() code; mode native userspace) into
+#             build/upstream/read_zero_model.txt
 #
 # The series is upstream/series/NNNN-name/{msg,diff}: msg is the commit
 # message (subject, blank line, body, Signed-off-by), diff the change as
@@ -38,12 +42,13 @@ BASE_DATE=2026-12-05T21:00:00Z
 IDENT=$(sed -n 's/^Signed-off-by: //p' "$(find "$UP/series" -name msg | sort | head -n1)" | tail -n1)
 IDENT_NAME=${IDENT% <*} IDENT_MAIL=${IDENT##*<} IDENT_MAIL=${IDENT_MAIL%>}
 
-update=0 build=0
+update=0 build=0 model=0
 for a in "$@"; do
 	case $a in
 	--update) update=1 ;;
 	--build) build=1 ;;
-	*) sed -n '4,13p' "$0" >&2; exit 2 ;;
+	--model) model=1 ;;
+	*) sed -n '4,17p' "$0" >&2; exit 2 ;;
 	esac
 done
 
@@ -236,7 +241,28 @@ for erms in 0 1; do
 	fi
 done
 
-# 6. Optionally, the touched objects after each patch (W=1: warnings are errors).
+# 6. Optionally, /dev/zero's read() before and after the series, timed in
+# userspace with rep_stos_alternative() as the base has it and as the
+# series leaves it with ERMS (upstream/test/read_zero_model.c).
+if ((model)); then
+	sed -n '/^SYM_FUNC_START(rep_stos_alternative)/,/^SYM_FUNC_END(rep_stos_alternative)/p' \
+		"$base/arch/x86/lib/clear_page_64.S" >"$t/rsa_base.S"
+	if gcc -c -DERMS=0 -include "$UP/test/rep_stos_shim.h" -x assembler-with-cpp \
+		"$t/rsa_base.S" -o "$t/rsa_base.o" &&
+		objcopy --redefine-sym rep_stos_alternative=rsa_base "$t/rsa_base.o" &&
+		objcopy --redefine-sym rep_stos_alternative=rsa_erms "$t/rsa1.o" "$t/rsa_erms.o" &&
+		gcc -O2 -mno-red-zone -Wall -Wextra -Werror "$UP/test/read_zero_model.c" \
+			"$t/rsa_base.o" "$t/rsa_erms.o" -o "$t/read_zero_model" &&
+		"$t/read_zero_model" >"$OUT/read_zero_model.txt"; then
+		log "read_zero_model (mode native userspace): $OUT/read_zero_model.txt"
+		cat "$OUT/read_zero_model.txt" >&2
+	else
+		log "read_zero_model: FAILED"
+		rc=1
+	fi
+fi
+
+# 7. Optionally, the touched objects after each patch (W=1: warnings are errors).
 if ((build)); then
 	src=$OUT/linux obj=$OUT/obj pristine=$base
 	# A tree built in place (the debug tier's) refuses O=: use a clean one.
@@ -265,7 +291,7 @@ if ((build)); then
 	done
 fi
 
-# 7. The committed output must be what the stack generates.
+# 8. The committed output must be what the stack generates.
 if ((update)); then
 	rm -rf "$UP/out" && cp -r "$OUT/out" "$UP/out"
 	log "upstream/out updated"

@@ -53,11 +53,21 @@ fz_sid_ensure() {
 # needs it) of its own: mounted in a private mount namespace, it goes away
 # with the command and no other run's /proc is touched.  Takes no lock: for
 # the debug kernel's compile, which must not hold up the module builds.
+# With FZ_SID_OVER="DIR LAYER" (paths in the chroot), LAYER/upper is laid
+# over DIR by overlayfs in that namespace too: the command sees DIR's files
+# at their own paths and writes only to LAYER (a patched build of a built
+# tree whose dependency files hold absolute paths).
 fz_sid_exec() {
+	local o=${FZ_SID_OVER:-}
 	# shellcheck disable=SC2016 # expanded by that sh
 	unshare --mount --propagation private /bin/sh -c \
-		'r=$1; shift; mount -t proc proc "$r/proc" && exec chroot "$r" "$@"' fz-sid \
-		"$FZ_SID_ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		'r=$1 d=$2 l=$3; shift 3
+		mount -t proc proc "$r/proc" || exit
+		if [ -n "$l" ]; then
+			mount -t overlay fz-over -o "lowerdir=$r$d,upperdir=$r$l/upper,workdir=$r$l/work" "$r$d" || exit
+		fi
+		exec chroot "$r" "$@"' fz-sid \
+		"$FZ_SID_ROOT" "${o% *}" "${o#* }" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"
 }
 

@@ -3,9 +3,9 @@
 #
 # Usage: tests/vm/upstream-proof.sh [--build-only]
 #   1. the 7-debug kernel (debug-kernel.sh 7; built first if it is not);
-#   2. a copy of its tree with its objects at /fzdebug-7-upstream/linux in
-#      the sid chroot, the series applied (patch -p1), make bzImage: only
-#      the touched objects recompile, then vmlinux links again;
+#   2. the series applied (patch -p1) in an overlayfs layer over that
+#      built tree (/fzdebug-7-upstream in the sid chroot), make bzImage:
+#      only the touched objects recompile, then vmlinux links again;
 #   3. unless --build-only, two boots under -cpu max, no module: the
 #      unpatched 7-debug image and the patched one, each running
 #      tests/suite with FZ_DEV=/dev/zero FZ_MODULE=0 (read, readv,
@@ -46,35 +46,51 @@ out=$("$FZ_VM_DIR/debug-kernel.sh" 7) || { result fail "7-debug kernel builds"; 
 base_di=$(sed -n 's/^KDIR=//p' <<<"$out")
 result ok "7-debug kernel ($(sed -n 's/^KVER=//p' <<<"$out"))"
 
-# 2. The patched copy: the base tree's files and objects, then the series.
+# 2. The patched tree: the series in a layer over the built debug tree
+# (fz_sid_exec's FZ_SID_OVER), so that make sees the base's objects at
+# their own paths and recompiles only what the series touches.
 DI=/fzdebug-7-upstream
-tree=$FZ_SID_ROOT$DI/linux
+layer=$FZ_SID_ROOT$DI
 patches=("$FZ_REPO"/upstream/out/000[1-9]-*.patch)
-if [[ ! -f $tree/.fz-base-built || $(cat "$tree/.fz-base-built") != "$(cat "$FZ_SID_ROOT$base_di/../.fz-built")" ]]; then
-	fz_log "copying the debug tree with its objects to $tree"
-	rm -rf "$FZ_SID_ROOT$DI" && mkdir -p "$FZ_SID_ROOT$DI"
-	cp -a "$FZ_SID_ROOT$base_di" "$tree"
-	cat "$FZ_SID_ROOT$base_di/../.fz-built" >"$tree/.fz-base-built"
+mapfile -t files < <(sed -n 's|^+++ b/||p' "${patches[@]}" | sort -u)
+# A layer is kept while the base build and the files the series touches
+# stay the same (a file no longer patched would keep its patched object).
+stamp="$(cat "$FZ_SID_ROOT$base_di/../.fz-built") ${files[*]}"
+if [[ $(cat "$layer/.fz-stamp" 2>/dev/null) != "$stamp" ]]; then
+	rm -rf "$layer" && mkdir -p "$layer/upper" "$layer/work"
+	echo "$stamp" >"$layer/.fz-stamp"
 fi
 # Every run applies the series to the base's own files again.
-while IFS= read -r f; do
-	cp -p "$FZ_SID_ROOT$base_di/$f" "$tree/$f"
-done < <(sed -n 's|^+++ b/||p' "${patches[@]}" | sort -u)
-if cat "${patches[@]}" | patch -s -p1 -d "$tree" --no-backup-if-mismatch >"$OUT/patch.log" 2>&1; then
+rm -rf "$layer/patched" && mkdir -p "$layer/patched"
+for f in "${files[@]}"; do
+	mkdir -p "$layer/patched/$(dirname "$f")"
+	cp -p "$FZ_SID_ROOT$base_di/$f" "$layer/patched/$f"
+done
+if cat "${patches[@]}" | patch -s -p1 -d "$layer/patched" --no-backup-if-mismatch >"$OUT/patch.log" 2>&1; then
 	result ok "the series applies to the debug tree (${#patches[@]} patches)"
 else
 	result fail "the series applies to the debug tree" "$(head -n 3 "$OUT/patch.log" | tr '\n' ' ')"
 	finish
 fi
+cp -a "$layer/patched/." "$layer/upper/"
 t0=$(date +%s)
-if fz_sid_exec make -C "$DI/linux" LOCALVERSION=-fzdebug -j"$(nproc)" bzImage \
-	>"$OUT/build.log" 2>&1; then
+if FZ_SID_OVER="$base_di $DI" fz_sid_exec make -C "$base_di" LOCALVERSION=-fzdebug \
+	-j"$(nproc)" bzImage >"$OUT/build.log" 2>&1; then
 	result ok "the patched debug kernel builds ($(($(date +%s) - t0)) s)"
 else
 	result fail "the patched debug kernel builds" "log: $OUT/build.log"
 	finish
 fi
-img=$tree/arch/x86/boot/bzImage
+img=$layer/upper/arch/x86/boot/bzImage
+# The touched objects again with W=1 and warnings as errors (the kernel's
+# own flags otherwise; the next run's build compiles them back).
+mapfile -t objs < <(printf '%s\n' "${files[@]}" | sed -n 's/\.[cS]$/.o/p')
+if FZ_SID_OVER="$base_di $DI" fz_sid_exec make -C "$base_di" LOCALVERSION=-fzdebug \
+	W=1 KCFLAGS=-Werror "${objs[@]}" >"$OUT/w1.log" 2>&1; then
+	result ok "the touched objects build with W=1 -Werror (${objs[*]})"
+else
+	result fail "the touched objects build with W=1 -Werror" "log: $OUT/w1.log"
+fi
 ((build_only)) && finish
 
 # 3. The suite against /dev/zero on both kernels.
