@@ -3,6 +3,7 @@
 #
 #   make, make all    driver/fastzero.ko for KDIR, and the userspace tools
 #   make help         this text
+#   make kdir         the kernel build tree make builds for, and why
 #   make check        the test suite in QEMU on Debian's 6.1, 6.12 and 7.x
 #   make bench        /dev/fastzero vs /dev/zero: table, CSV and plot (root)
 #   make microbench   the driver's clear loops timed in userspace, natively
@@ -34,7 +35,8 @@
 # Variables (a wrong value is refused before anything runs):
 #   KDIR=DIR          the kernel build tree make, make install and make clean
 #                     use (default: the running kernel's, else the newest
-#                     /usr/src/linux-headers-*-amd64; make says which, and why)
+#                     generic /usr/src/linux-headers-*-amd64, else the newest
+#                     -rt or -cloud one; make says which, and why)
 #   QUICK=1           the short run of bench, microbench, calibrate, model
 #                     (0 or unset: the full one)
 #   KERNEL=ID         make bench's guest kernel where it runs a VM (default
@@ -49,9 +51,12 @@
 # The module itself follows the Kbuild convention:
 #   make -C <kernel build dir> M=$PWD modules
 
-# The running kernel's build tree, else the newest Debian headers installed.
+# The running kernel's build tree, else the newest Debian headers installed
+# of the generic flavour (the rt and cloud ones sort after it), else of any.
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
-	  $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1))
+	  $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | \
+		  awk '/-(rt|cloud)-amd64$$/ { f = $$0; next } { g = $$0 } \
+		       END { if (g != "" || f != "") print (g != "" ? g : f) }'))
 
 # fastzero's version: dkms.conf's PACKAGE_VERSION (driver/Kbuild reads it too).
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$$/\1/p' $(CURDIR)/dkms.conf)
@@ -136,7 +141,7 @@ DEPMOD = $(if $(wildcard $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep), \
 	 depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER), \
 	 @echo "no $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/modules.dep: depmod skipped")
 
-.PHONY: all help module userspace check bench microbench calibrate model lint results-table \
+.PHONY: all help kdir module userspace check bench microbench calibrate model lint results-table \
 	install uninstall dkms-install dkms-uninstall deb upstream clean
 
 all: module userspace
@@ -147,6 +152,9 @@ help:
 	@echo "Kernel ids (KERNEL=, FZ_BENCH_KERNEL=, FZ_KERNELS=): $(KERNEL_IDS)"
 
 # In parallel (one job per CPU) unless make was given -j itself.
+kdir:
+	@echo "$(KDIR): $(strip $(KDIR_WHY))"
+
 module:
 	@echo "fastzero: building for $(KVER) ($(KDIR)): $(strip $(KDIR_WHY))"
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc)) modules

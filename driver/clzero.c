@@ -6,15 +6,22 @@
  * it as an invalid opcode and filters it from the guest's CPUID, but any
  * hypervisor or CPUID override may advertise what the CPU does not run.
  * So at load, where CPUID reports it or force_variant=clzero asks for it,
- * the user-access flavour of the loop runs once on a kernel buffer: its
- * CLZERO has an exception-table entry that catches every trap, #UD
- * included (exc_invalid_op() -> do_error_trap() -> do_trap() ->
+ * the user-access flavour of the loop runs on kernel memory: its CLZERO
+ * has an exception-table entry that catches every trap, #UD included
+ * (exc_invalid_op() -> do_error_trap() -> do_trap() ->
  * do_trap_no_signal(), which calls fixup_exception() for a kernel-mode
  * trap: arch/x86/kernel/traps.c in 6.1, 6.12 and 7.x), so a CPU that does
  * not execute it ends the loop early instead of oopsing.  The bytes are
- * then checked.  The variant is used only if CPUID has it and the
- * self-test passed; otherwise the reason shows in policy/clzero (sysfs)
- * and, when force_variant asked for it, in one line of the kernel log.
+ * then checked, and the loop is run across the end of a vmalloc() page
+ * into its guard page, which is never mapped: the fault must end it with
+ * the exact count, through the fixups that end it on a user page (a
+ * kernel-mode #PF on a kernel address reaches fixup_exception() through
+ * bad_area_nosemaphore(), as copy_from_kernel_nofault()'s do).  Kernel
+ * memory, not a user page: the test needs nothing of the loading task
+ * (its address space, limits or signals), so every load on a CPU decides
+ * the same.  The variant is used only if CPUID has it and the self-test
+ * passed; otherwise the reason shows in policy/clzero (sysfs) and, when
+ * force_variant asked for it, in one line of the kernel log.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -22,6 +29,7 @@
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 #include <asm/asm.h>
 #include <asm/cpufeature.h>
 #include <asm/trapnr.h>
@@ -32,6 +40,17 @@
 #define FZ_CLZERO_TEST_BUF	1024
 #define FZ_CLZERO_TEST_OFF	13
 #define FZ_CLZERO_TEST_LEN	700
+#define FZ_CLZERO_POISON	0xa5
+#define FZ_LINE			64	/* the line CLZERO clears */
+
+/* Where a clear starts before the unmapped page, and how long it is. */
+static const struct {
+	unsigned int before, len;
+} fz_clzero_fault_cases[] = {
+	{ 3 * FZ_LINE + 13, PAGE_SIZE },	/* partial head, whole lines, fault */
+	{ 5 * FZ_LINE, 6 * FZ_LINE },		/* line-aligned up to the end */
+	{ 1, PAGE_SIZE + 1 },			/* one byte, then the fault */
+};
 
 static enum fz_clzero_state fz_clzero_state;
 static const char *fz_clzero_why = "not tested yet";
@@ -85,22 +104,65 @@ static bool fz_clzero_bytes_ok(const unsigned char *buf, unsigned int start,
 	unsigned int i;
 
 	for (i = 0; i < FZ_CLZERO_TEST_BUF; i++)
-		if (buf[i] != (i >= start && i < end ? 0 : 0xa5))
+		if (buf[i] != (i >= start && i < end ? 0 : FZ_CLZERO_POISON))
 			return false;
 	return true;
 }
 
 /*
+ * One clear that runs from @before bytes ahead of the end of @page into
+ * the unmapped page after it: exactly the bytes past the end left, zeros
+ * up to the end, the poison before the start.  NULL if it held.
+ */
+static const char *fz_clzero_fault_case(unsigned char *page,
+					unsigned int before, unsigned int len)
+{
+	unsigned int start = PAGE_SIZE - before, i;
+	unsigned long left = len;
+	void __user *to;
+
+	memset(page, FZ_CLZERO_POISON, PAGE_SIZE);
+	/* the user flavour on a kernel address: STAC/CLAC are harmless */
+	to = (void __force __user *)(page + start);
+	FZ_CALL_LOOP("fz_clear_user_clzero", to, left, ASM_CALL_CONSTRAINT);
+	if (left != len - before)
+		return "refused: the self-test left a wrong count at an unmapped page";
+	for (i = 0; i < PAGE_SIZE; i++)
+		if (page[i] != (i >= start ? 0 : FZ_CLZERO_POISON))
+			return "refused: the self-test left wrong bytes at an unmapped page";
+	return NULL;
+}
+
+/* Every fault case on a vmalloc() page, whose guard page follows it. */
+static const char *fz_clzero_fault_test(void)
+{
+	const char *err = NULL;
+	unsigned char *page;
+	unsigned int i;
+
+	page = vmalloc(PAGE_SIZE);
+	if (!page)
+		return "refused: no memory for the load-time self-test";
+	for (i = 0; i < ARRAY_SIZE(fz_clzero_fault_cases) && !err; i++)
+		err = fz_clzero_fault_case(page, fz_clzero_fault_cases[i].before,
+					   fz_clzero_fault_cases[i].len);
+	vfree(page);
+	return err;
+}
+
+/*
  * Run CLZERO on every whole line of a kernel buffer, one at a time, then
- * the loop over a partial head and tail; the state and reason (*@why) it
- * earns.  Any trap, any wrong byte and any count left refuse the variant.
+ * the loop over a partial head and tail, then across the end of a page
+ * into an unmapped one; the state and reason (*@why) it earns.  Any trap
+ * but the fault expected, any wrong byte and any wrong count refuse the
+ * variant.
  */
 static enum fz_clzero_state fz_clzero_selftest(const char **why)
 {
 	static char reason[128];
 	unsigned int start = FZ_CLZERO_TEST_OFF;
 	unsigned int end = FZ_CLZERO_TEST_OFF + FZ_CLZERO_TEST_LEN;
-	unsigned int first = ALIGN(start, 64), last = ALIGN_DOWN(end, 64);
+	unsigned int first = ALIGN(start, FZ_LINE), last = ALIGN_DOWN(end, FZ_LINE);
 	unsigned long left = FZ_CLZERO_TEST_LEN;
 	unsigned char *buf;
 	void __user *to;
@@ -113,8 +175,8 @@ static enum fz_clzero_state fz_clzero_selftest(const char **why)
 		*why = "refused: no memory for the load-time self-test";
 		return FZ_CLZERO_REFUSED;
 	}
-	memset(buf, 0xa5, FZ_CLZERO_TEST_BUF);
-	for (i = first; i < last && trap < 0; i += 64)
+	memset(buf, FZ_CLZERO_POISON, FZ_CLZERO_TEST_BUF);
+	for (i = first; i < last && trap < 0; i += FZ_LINE)
 		trap = fz_clzero_line(buf + i);
 	if (trap == X86_TRAP_UD) {
 		*why = "refused: the load-time self-test trapped (#UD: CLZERO not executed)";
@@ -130,7 +192,7 @@ static enum fz_clzero_state fz_clzero_selftest(const char **why)
 		*why = "refused: the load-time self-test left wrong bytes (CLZERO alone)";
 		goto refuse;
 	}
-	memset(buf, 0xa5, FZ_CLZERO_TEST_BUF);
+	memset(buf, FZ_CLZERO_POISON, FZ_CLZERO_TEST_BUF);
 	/* the user flavour on a kernel address: its STAC/CLAC are harmless */
 	to = (void __force __user *)(buf + start);
 	FZ_CALL_LOOP("fz_clear_user_clzero", to, left, ASM_CALL_CONSTRAINT);
@@ -146,11 +208,14 @@ static enum fz_clzero_state fz_clzero_selftest(const char **why)
 		goto refuse;
 	}
 	kfree(buf);
+	*why = fz_clzero_fault_test();
+	if (*why)
+		return FZ_CLZERO_REFUSED;
 	if (!boot_cpu_has(X86_FEATURE_CLZERO)) {
 		*why = "refused: the self-test passed, but CPUID does not report CLZERO";
 		return FZ_CLZERO_REFUSED;
 	}
-	*why = "usable: CPUID reports CLZERO and the load-time self-test passed";
+	*why = "usable: CPUID reports CLZERO and the load-time self-test passed, faults too";
 	return FZ_CLZERO_USABLE;
 
 refuse:
@@ -177,19 +242,6 @@ void fz_clzero_init(bool forced)
 }
 
 /**
- * fz_clzero_refuse() - refuse the clzero variant after a later proof failed
- * @why: the reason, "refused: ..."; must outlive the module's sysfs files
- *
- * Called at load only, before the device and its policy/ files exist, and
- * before anything chose the variant.
- */
-void fz_clzero_refuse(const char *why)
-{
-	WRITE_ONCE(fz_clzero_why, why);
-	WRITE_ONCE(fz_clzero_state, FZ_CLZERO_REFUSED);
-}
-
-/**
  * fz_clzero_reason() - whether the clzero variant may run, and why
  *
  * Return: "usable: ..." or "refused: ..." (policy/clzero in sysfs).
@@ -209,8 +261,6 @@ enum fz_loop fz_cold_loop = FZ_LOOP_AUTO;
 unsigned long fz_cold_threshold = FZ_COLD_THRESHOLD;
 static const char *fz_cold_why = "not derived yet";
 static bool fz_cold_threshold_set_by_param;
-
-static const char * const fz_cold_loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
 
 /**
  * fz_cold_init() - derive the cold store at load, after fz_clzero_init()
@@ -235,7 +285,7 @@ int fz_cold_variant_emit(char *buf)
 	enum fz_loop loop = READ_ONCE(fz_cold_loop);
 
 	return sysfs_emit(buf, "%s (%s)\n",
-			  loop == FZ_LOOP_AUTO ? "none" : fz_cold_loop_names[loop],
+			  loop == FZ_LOOP_AUTO ? "none" : fz_loop_names[loop],
 			  READ_ONCE(fz_cold_why));
 }
 

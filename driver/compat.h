@@ -18,6 +18,11 @@
 #include <asm/cpufeatures.h>
 #include <asm/page.h>
 #include <asm/processor.h>
+/* Shared mappings are shmem objects, made and faulted through shmem's calls. */
+#ifndef CONFIG_SHMEM
+#error "fastzero needs CONFIG_SHMEM: its shared mappings are shmem objects"
+#endif
+
 #ifdef FZ_HAVE_ASM_CPUID_API
 #include <asm/cpuid/api.h>	/* cpuid_count(), out of processor.h since 6.15 */
 #endif
@@ -134,7 +139,7 @@ static inline void fz_put_filesystem(struct file_system_type *type)
 
 /**
  * fz_kern_mount_tmpfs() - a kernel-internal tmpfs with huge=@huge
- * @huge: the tmpfs huge= policy
+ * @huge: the tmpfs huge= policy, or NULL for none (a kernel without THP)
  *
  * 7.2+: fc_mount_longterm(), as drm_gem_huge_mnt_create() does for i915:
  * long-term (MNT_NS_INTERNAL, as kern_mount() and shm_mnt), so the final
@@ -166,14 +171,15 @@ static inline struct vfsmount *fz_kern_mount_tmpfs(const char *huge)
 		return ERR_CAST(fc);
 	}
 	err = fz_fc_parse(fc, "source", type->name);
-	if (!err)
+	if (!err && huge)
 		err = fz_fc_parse(fc, "huge", huge);
 	mnt = err ? ERR_PTR(err) : fc_mount_longterm(fc);
 	put_fs_context(fc);
 #else
 	/* writable: the monolithic parser splits it in place */
-	snprintf(opts, sizeof(opts), "huge=%s", huge);
-	mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
+	if (huge)
+		snprintf(opts, sizeof(opts), "huge=%s", huge);
+	mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, huge ? opts : NULL);
 #endif
 	fz_put_filesystem(type);
 	return mnt;
@@ -231,11 +237,26 @@ static inline const char *fz_preempt_model(void)
 }
 
 /*
- * shared_clear=driver (shared_clear.c) allocates shmem folios through
- * shmem_get_folio(), exported with its write_end argument (6.12, 7.x);
- * 6.1's takes none and is not exported.
+ * Transparent huge pages: absent where CONFIG_TRANSPARENT_HUGEPAGE is off
+ * (Debian's rt flavour: it depends on !PREEMPT_RT) or the CPU cannot map
+ * a PMD.  Without them tmpfs refuses any huge= but never (6.1 has no
+ * huge= at all), so shared mappings take 4 KiB shmem pages, as
+ * /dev/zero's do.
  */
-#ifdef FZ_HAVE_SHMEM_GET_FOLIO_WRITE_END
+static inline bool fz_thp_usable(void)
+{
+	return IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) &&
+	       has_transparent_hugepage();
+}
+
+/*
+ * shared_clear=driver (shared_clear.c) allocates shmem huge folios through
+ * shmem_get_folio(), exported with its write_end argument (6.12, 7.x);
+ * 6.1's takes none and is not exported.  Without THP it has no huge
+ * folio to clear.
+ */
+#if defined(FZ_HAVE_SHMEM_GET_FOLIO_WRITE_END) && \
+	defined(CONFIG_TRANSPARENT_HUGEPAGE)
 #define FZ_CAN_CLEAR_SHARED	1
 #else
 #define FZ_CAN_CLEAR_SHARED	0
@@ -250,15 +271,18 @@ static inline const char *fz_preempt_model(void)
 #define FZ_HAVE_KERNEL_CLEAR_PAGES	1
 #endif
 
-/* THP refused for this VMA (MADV_NOHUGEPAGE, prctl); 7.x adds forced_collapse. */
+/*
+ * THP refused for this VMA (MADV_NOHUGEPAGE, prctl); declared only with
+ * CONFIG_TRANSPARENT_HUGEPAGE (6.12); 7.x adds forced_collapse.
+ */
 static inline bool fz_vma_thp_disabled(struct vm_area_struct *vma)
 {
-#if defined(FZ_HAVE_VMA_THP_DISABLED_COLLAPSE)
-	return vma_thp_disabled(vma, vma->vm_flags, false);
-#elif FZ_CAN_CLEAR_SHARED
-	return vma_thp_disabled(vma, vma->vm_flags);
-#else
+#if !FZ_CAN_CLEAR_SHARED
 	return true;
+#elif defined(FZ_HAVE_VMA_THP_DISABLED_COLLAPSE)
+	return vma_thp_disabled(vma, vma->vm_flags, false);
+#else
+	return vma_thp_disabled(vma, vma->vm_flags);
 #endif
 }
 

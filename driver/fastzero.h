@@ -31,6 +31,8 @@ extern unsigned long fz_chunk_size;
 struct kernel_param;
 int fz_param_ulong_set(const char *val, const struct kernel_param *kp);
 extern enum fz_loop fz_forced_loop;
+/* the loops' names, indexed by enum fz_loop (FZ_LOOP_NAMES) */
+extern const char * const fz_loop_names[FZ_NR_LOOPS];
 extern int fz_shared_huge;
 extern const char * const fz_shared_huge_names[FZ_NR_SHARED_HUGE];
 extern int fz_shared_clear;
@@ -73,7 +75,6 @@ bool fz_clzero_usable(void);
 bool fz_clzero_refused(void);
 void fz_clzero_init(bool forced);
 const char *fz_clzero_reason(void);
-void fz_clzero_refuse(const char *why);
 int fz_cold_variant_emit(char *buf);
 int fz_cold_threshold_reason_emit(char *buf);
 /* the store for cold destinations, and the reads it serves (policy.h) */
@@ -81,10 +82,6 @@ extern enum fz_loop fz_cold_loop;
 extern unsigned long fz_cold_threshold;
 struct fz_cpu;
 void fz_cold_init(const struct fz_cpu *cpu);
-
-/* proof.c: the clear loops proven on a user page at load */
-int fz_user_proof(void);
-const char *fz_user_proof_result(void);
 
 /* shared_clear.c */
 int fz_shared_clear_vma(struct vm_area_struct *vma);

@@ -22,7 +22,7 @@
 #include "fastzero.h"
 #include "stats.h"
 
-static const char * const fz_loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
+const char * const fz_loop_names[FZ_NR_LOOPS] = FZ_LOOP_NAMES;
 
 /* As /dev/zero (drivers/char/mem.c, devlist[]): IOCB_NOWAIT reads are served. */
 static int fz_open(struct inode *inode, struct file *file)
@@ -253,12 +253,12 @@ MODULE_PARM_DESC(shared_huge,
 /*
  * shared_clear: who clears a shared mapping's huge folios, set at load:
  * shmem (default) or the driver (shared_clear.c), which needs an exported
- * shmem_get_folio() (6.12 and 7.x here; 6.1 has none).
+ * shmem_get_folio() (6.12 and 7.x here; 6.1 has none) and THP.
  */
 static int fz_shared_clear_check(int who)
 {
 	if (who == FZ_SHARED_CLEAR_DRIVER && !FZ_CAN_CLEAR_SHARED) {
-		pr_err("shared_clear=driver: this kernel does not export shmem_get_folio()\n");
+		pr_err("shared_clear=driver: this kernel has no transparent huge pages or does not export shmem_get_folio()\n");
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -354,13 +354,6 @@ static ssize_t cold_threshold_reason_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(cold_threshold_reason);
 
-static ssize_t user_path_proof_show(struct device *dev,
-				    struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%s\n", fz_user_proof_result());
-}
-static DEVICE_ATTR_RO(user_path_proof);
-
 static struct attribute *fz_policy_attrs[] = {
 	&dev_attr_clear_user_variant.attr,
 	&dev_attr_read_extent.attr,
@@ -370,7 +363,6 @@ static struct attribute *fz_policy_attrs[] = {
 	&dev_attr_clzero.attr,
 	&dev_attr_cold_variant.attr,
 	&dev_attr_cold_threshold_reason.attr,
-	&dev_attr_user_path_proof.attr,
 	NULL,
 };
 
@@ -467,9 +459,6 @@ static int __init fz_init(void)
 	int ret;
 
 	fz_clzero_init(fz_forced_loop == FZ_LOOP_CLZERO);
-	ret = fz_user_proof();
-	if (ret)
-		return ret;
 	if (fz_forced_loop == FZ_LOOP_CLZERO && !fz_clzero_usable()) {
 		pr_info("force_variant=clzero %s; reads use the patched variant\n",
 			fz_clzero_reason());

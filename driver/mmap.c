@@ -64,7 +64,7 @@ static struct vfsmount *fz_shm_mnt[2];
 
 static struct vfsmount *fz_mount(const char *huge)
 {
-	struct vfsmount *mnt = fz_kern_mount_tmpfs(huge);
+	struct vfsmount *mnt = fz_kern_mount_tmpfs(fz_thp_usable() ? huge : NULL);
 
 	if (IS_ERR(mnt))
 		pr_err("cannot mount tmpfs with huge=%s: %ld\n", huge, PTR_ERR(mnt));
@@ -76,15 +76,21 @@ static struct vfsmount *fz_mount(const char *huge)
  *
  * Kernel-internal mounts (SB_KERNMOUNT: no size or inode limits, as
  * shm_mnt), one with the huge= policy of the shared_huge parameter and,
- * unless that is "never", one with huge=never.
+ * unless that is "never", one with huge=never.  Without THP the policy
+ * becomes never, said once: tmpfs would refuse any other.
  *
  * Return: 0, -EINVAL for shared_huge=advise with shared_clear=driver, or
  * another negative errno.
  */
 int fz_shmem_mount(void)
 {
-	const char *huge = fz_shared_huge_names[fz_shared_huge];
+	const char *huge;
 
+	if (!fz_thp_usable() && fz_shared_huge != FZ_SHARED_HUGE_NEVER) {
+		pr_info("shared_huge=never: this kernel has no transparent huge pages, so MAP_SHARED takes 4 KiB pages as /dev/zero's\n");
+		fz_shared_huge = FZ_SHARED_HUGE_NEVER;
+	}
+	huge = fz_shared_huge_names[fz_shared_huge];
 	/*
 	 * shared_clear=driver allocates through shmem_get_folio(), which gives
 	 * shmem no VMA: under huge=advise, shmem_huge_global_enabled() then

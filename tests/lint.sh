@@ -82,13 +82,10 @@ lint_shellcheck() {
 	report "$([[ -z $out ]] && echo 0 || echo 1)" "shellcheck scripts"
 }
 
-# The kernel build tree the Makefile would use.
+# The kernel build tree the Makefile uses (make kdir).
 default_kdir() {
 	local k
-	k=${KDIR:-/lib/modules/$(uname -r)/build}
-	if [[ -z ${KDIR:-} && ! -f $k/Makefile ]]; then
-		k=$(printf '%s\n' /usr/src/linux-headers-*-amd64 | sort -V | tail -n 1)
-	fi
+	k=$(make -s --no-print-directory -C "$REPO" kdir 2>/dev/null | sed 's/: .*//')
 	[[ -f $k/Makefile ]] && echo "$k"
 }
 

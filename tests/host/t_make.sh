@@ -87,6 +87,9 @@ printf '#!/bin/sh\n[ "$1" = -r ] && echo 0.0.0-fzrun && exit 0\nexec /usr/bin/un
 chmod 755 "$T/bin/uname"
 tree "$T/src/linux-headers-6.1.0-9-amd64" 6.1.0-9-amd64
 tree "$T/src/linux-headers-6.12.9+deb12-amd64" 6.12.9+deb12-amd64
+# Debian's rt and cloud flavours sort after the generic one
+tree "$T/src/linux-headers-6.12.9+deb12-rt-amd64" 6.12.9+deb12-rt-amd64
+tree "$T/src/linux-headers-6.12.9+deb12-cloud-amd64" 6.12.9+deb12-cloud-amd64
 tree "$T/given" 9.9.9-given
 # kline ARGS...: make module's first line, /usr/src and /lib/modules replaced
 kline() {
@@ -97,7 +100,7 @@ kline() {
 }
 line=$(kline)
 [[ $line == "fastzero: building for 6.12.9+deb12-amd64 ("*"/usr/src/linux-headers-6.12.9+deb12-amd64): the newest headers installed, since the running kernel 0.0.0-fzrun has none: insmod here refuses this module (apt install linux-headers-0.0.0-fzrun, or KDIR=)" ]]
-ok $? "make names the newest headers, and why, when the running kernel has none" "got: $line"
+ok $? "make names the newest generic headers (not rt, not cloud), and why, when the running kernel has none" "got: $line"
 mkdir -p "$T/mods/0.0.0-fzrun"
 tree "$T/mods/0.0.0-fzrun/build" 0.0.0-fzrun
 line=$(kline)

@@ -756,6 +756,11 @@ double fz_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+int fz_kernel_has_thp(void)
+{
+	return access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0;
+}
+
 int fz_read_file(const char *path, char *buf, size_t len)
 {
 	ssize_t n;

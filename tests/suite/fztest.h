@@ -229,6 +229,12 @@ double fz_now(void);
  * newline, write @val; 0 or -errno.
  */
 int fz_read_file(const char *path, char *buf, size_t len);
+/*
+ * Whether the kernel has transparent huge pages: its sysfs directory exists
+ * only with CONFIG_TRANSPARENT_HUGEPAGE (not on PREEMPT_RT) on a CPU that
+ * maps PMDs.  Without them MAP_SHARED takes 4 KiB pages, as /dev/zero's.
+ */
+int fz_kernel_has_thp(void);
 int fz_write_file(const char *path, const char *val);
 /* 1 if the whitespace-separated word @word is in the first line of @path. */
 int fz_file_has_word(const char *path, const char *word);

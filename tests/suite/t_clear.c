@@ -941,7 +941,9 @@ int main(int argc, char **argv)
 		if (err == -EOPNOTSUPP) {
 			restore();
 			fz_report(FZ_SKIP, "shared_clear_driver",
-				  "this kernel does not export shmem_get_folio() (before 6.12): refused with EOPNOTSUPP");
+				  fz_kernel_has_thp() ?
+				  "this kernel does not export shmem_get_folio() (before 6.12): refused with EOPNOTSUPP" :
+				  "kernel without transparent huge pages: refused with EOPNOTSUPP");
 			return fz_exit();
 		}
 		if (err) {

@@ -10,13 +10,14 @@
  * those), leave force_variant at auto, refuse clzero when it is written
  * later, and read zeros with every other variant.  Where CPUID reports it
  * and the CPU runs it, the variant must be usable and its reads, faults
- * into a PROT_NONE page included, must match /dev/zero.  Either way the
- * reload ran the proof on a user page (driver/proof.c) and logged it once:
- * passed, nt among its loops, clzero too where usable.  Then the module
+ * into a PROT_NONE page included, must match /dev/zero.  Then the module
  * is reloaded as the harness loaded it, and the store for cold
  * destinations checked: cold_variant is policy.h's for this CPU's vendor,
  * and reads that each start where the last ended (the ones it serves,
- * with cold_threshold lowered to one page) match /dev/zero.
+ * with cold_threshold lowered to one page) match /dev/zero.  Last, the
+ * load does not depend on the task that loads: a child at its RLIMIT_AS,
+ * under MDWE, with READ_IMPLIES_EXEC, at vm.max_map_count or with a signal
+ * pending loads the module, which chooses what it chose for the harness.
  */
 #include <cpuid.h>
 #include <errno.h>
@@ -24,7 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "fztest.h"
@@ -107,27 +112,134 @@ static int test_log_line(const void *arg, char *why)
 	return FZ_PASS;
 }
 
-/*
- * The reload ran the proof on a user page and logged it once: passed, with
- * clzero among the loops where it is usable, else not run and why.
- */
-static int test_user_path_proof(const void *arg, char *why)
-{
-	static const char line[] = "fastzero: user-path proof: passed:";
-	char val[512], clz[256];
-	int lines = fz_klog_count(arg, line, NULL);
+/* What the module chose at load, for the loader tests to compare. */
+static const char *const choices[] = { "clzero", "cold_variant", "clear_user_variant" };
+static char chosen[FZ_ARRAY_SIZE(choices)][512];
 
-	if (fz_read_file(FZ_POLICY "/user_path_proof", val, sizeof(val)) ||
-	    fz_read_file(FZ_POLICY "/clzero", clz, sizeof(clz)))
-		return fz_fail(why, "policy/user_path_proof or policy/clzero not readable");
-	fz_diag("  user_path_proof: %s", val);
-	if (lines != 1)
-		return fz_fail(why, "%d lines \"%s\" since the reload, want 1", lines, line);
-	if (strncmp(val, "passed:", 7) || !strstr(val, " nt"))
-		return fz_fail(why, "user_path_proof is \"%s\"", val);
-	if (!strncmp(clz, "usable", 6) ? !strstr(val, " clzero") :
-	    !strstr(val, "(clzero not run: refused: "))
-		return fz_fail(why, "user_path_proof \"%s\" with clzero \"%s\"", val, clz);
+static int read_choices(char out[][512])
+{
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < FZ_ARRAY_SIZE(choices); i++) {
+		snprintf(path, sizeof(path), FZ_POLICY "/%s", choices[i]);
+		if (fz_read_file(path, out[i], sizeof(out[i])))
+			return -1;
+	}
+	return 0;
+}
+
+/* Each sets one condition of the loading task: 0, or -errno if the kernel has none. */
+static int cond_rlimit_as(void)
+{
+	unsigned long pages = 0;
+	struct rlimit r;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return -EIO;
+	fclose(f);
+	/* no room for one more mapping */
+	r.rlim_cur = r.rlim_max = pages * fz_page;
+	return setrlimit(RLIMIT_AS, &r) ? -errno : 0;
+}
+
+static int cond_mdwe(void)
+{
+	/* PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN: 6.3+ */
+	return prctl(65, 1, 0, 0, 0) ? -errno : 0;
+}
+
+static int cond_read_implies_exec(void)
+{
+	return personality(READ_IMPLIES_EXEC) < 0 ? -errno : 0;
+}
+
+static int cond_signal_pending(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	return raise(SIGUSR1) ? -errno : 0;
+}
+
+/* vm.max_map_count at the task's own count: set here, restored by the parent. */
+static char max_map_count[32];
+
+static int cond_max_map_count(void)
+{
+	char line[512], val[32];
+	unsigned int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	snprintf(val, sizeof(val), "%u", n);
+	return fz_write_file("/proc/sys/vm/max_map_count", val);
+}
+
+struct loader {
+	const char *name;
+	int (*set)(void);
+};
+
+static const struct loader loaders[] = {
+	{ "at_its_rlimit_as", cond_rlimit_as },
+	{ "under_mdwe", cond_mdwe },
+	{ "with_read_implies_exec", cond_read_implies_exec },
+	{ "with_a_signal_pending", cond_signal_pending },
+	{ "at_vm_max_map_count", cond_max_map_count },
+};
+
+/* The child: exit 0 loaded, 2 the kernel lacks the condition, 1 failed. */
+static void load_as(void *arg)
+{
+	const struct loader *l = arg;
+	int err = l->set();
+
+	if (err)
+		_exit(err == -EINVAL ? 2 : 3);
+	_exit(fz_reload_module("", NULL) ? 1 : 0);
+}
+
+/* The module loads whoever loads it, and chooses what it chose before. */
+static int test_loader(const void *arg, char *why)
+{
+	const struct loader *l = arg;
+	char now[FZ_ARRAY_SIZE(choices)][512];
+	int st, err;
+	size_t i;
+
+	if (dev >= 0)
+		close(dev);
+	dev = -1;
+	st = fz_in_child(load_as, (void *)l);
+	if (l->set == cond_max_map_count &&
+	    fz_write_file("/proc/sys/vm/max_map_count", max_map_count))
+		return fz_fail(why, "vm.max_map_count not restored to %s", max_map_count);
+	if (st == 256 + 2) {
+		err = fz_reload_module("", &dev);
+		return err ? fz_fail(why, "module not restored: %s", strerror(-err)) :
+			     fz_skip(why, "the kernel has no such condition (EINVAL)");
+	}
+	if (st)
+		return fz_fail(why, "insmod by that task: %s", st == 256 + 1 ?
+			       "failed" : st == 256 + 3 ? "condition not set" : "child died");
+	dev = open(fz_dev_path, O_RDWR);
+	if (dev < 0)
+		return fz_fail(why, "%s not there after the load: %s", fz_dev_path, strerror(errno));
+	if (read_choices(now))
+		return fz_fail(why, "policy/ not readable");
+	for (i = 0; i < FZ_ARRAY_SIZE(choices); i++)
+		if (strcmp(now[i], chosen[i]))
+			return fz_fail(why, "policy/%s is \"%s\", for the harness \"%s\"",
+				       choices[i], now[i], chosen[i]);
 	return FZ_PASS;
 }
 
@@ -210,6 +322,7 @@ int main(int argc, char **argv)
 {
 	static const fz_read_fn fns[] = { fz_do_read, fz_do_readv3 };
 	char marker[64];
+	size_t i;
 	int err;
 
 	fz_setup(argc, argv, &dev, &ref);
@@ -228,7 +341,6 @@ int main(int argc, char **argv)
 		return fz_exit();
 	}
 	fz_report(FZ_PASS, "loads_with_force_variant_clzero", NULL);
-	fz_run(test_user_path_proof, marker, "user_path_proof_at_load_nt_and_clzero_where_it_runs");
 	if (cpuid_has_clzero() && !fz_file_has_word(FZ_POLICY "/clzero", "refused:")) {
 		fz_run(test_usable, NULL, "cpu_with_clzero_passes_the_self_test");
 		fz_compact_checks(dev, ref, fz_do_read, "clzero_read");
@@ -252,6 +364,18 @@ int main(int argc, char **argv)
 	fz_run(test_sequential_fill, &fns[0], "sequential_fill_read_matches_dev_zero");
 	fz_run(test_sequential_fill, &fns[1], "sequential_fill_readv3_matches_dev_zero");
 	err = fz_reload_module("", &dev);
+	if (err) {
+		fz_report(FZ_FAIL, "module_restored", strerror(-err));
+		return fz_exit();
+	}
+	if (read_choices(chosen) ||
+	    fz_read_file("/proc/sys/vm/max_map_count", max_map_count, sizeof(max_map_count))) {
+		fz_report(FZ_FAIL, "policy_and_max_map_count_readable", strerror(errno));
+		return fz_exit();
+	}
+	for (i = 0; i < FZ_ARRAY_SIZE(loaders); i++)
+		fz_run(test_loader, &loaders[i], "loads_and_chooses_the_same_%s", loaders[i].name);
+	err = dev < 0 ? fz_reload_module("", &dev) : 0;
 	if (err)
 		fz_report(FZ_FAIL, "module_restored", strerror(-err));
 	return fz_exit();

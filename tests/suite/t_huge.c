@@ -366,6 +366,14 @@ int main(int argc, char **argv)
 		fz_report(FZ_FAIL, "huge_pages", "cannot read " FZ_PARAMS "/shared_huge");
 		return fz_exit();
 	}
+	if (!fz_kernel_has_thp()) {
+		fz_report(strcmp(huge, "never") ? FZ_FAIL : FZ_PASS,
+			  "no_thp_shared_huge_is_never",
+			  strcmp(huge, "never") ? "shared_huge is not never on a kernel without THP" : NULL);
+		fz_report(FZ_SKIP, "huge_pages",
+			  "kernel without transparent huge pages (no /sys/kernel/mm/transparent_hugepage)");
+		return fz_exit();
+	}
 	/* The tests assume the default policy, which the harness loads. */
 	if (strcmp(huge, "within_size")) {
 		fz_report(FZ_FAIL, "huge_pages", "the module was loaded with shared_huge other than within_size (load it with the default)");

@@ -43,7 +43,6 @@ static const char *const variants[] = {
 static const char *const policy_attrs[] = {
 	"clear_user_variant", "read_extent", "splice_unit", "nt_threshold_reason",
 	"erms_threshold_reason", "clzero", "cold_variant", "cold_threshold_reason",
-	"user_path_proof",
 };
 
 /* The administrator's knobs: every other name is a policy/ attribute. */
@@ -454,35 +453,6 @@ static int test_layout(const void *arg, char *why)
 	return FZ_PASS;
 }
 
-/*
- * The load-time proof on a user page (driver/proof.c) passed for every loop
- * that may run: the five others always, clzero where policy/clzero says
- * usable, and says so.
- */
-static int test_user_path_proof(const void *arg, char *why)
-{
-	static const char *const always[] = {
-		" unrolled", " rep_stosq", " erms", " rep_stosb", " nt",
-	};
-	char val[512], clz[256];
-	size_t i;
-
-	(void)arg;
-	if (param_read("user_path_proof", val, sizeof(val)) ||
-	    param_read("clzero", clz, sizeof(clz)))
-		return fz_fail(why, "policy/user_path_proof or policy/clzero not readable");
-	fz_diag("  user_path_proof: %s", val);
-	if (strncmp(val, "passed:", 7))
-		return fz_fail(why, "user_path_proof is \"%s\"", val);
-	for (i = 0; i < FZ_ARRAY_SIZE(always); i++)
-		if (!strstr(val, always[i]))
-			return fz_fail(why, "user_path_proof does not name%s", always[i]);
-	if (!strncmp(clz, "usable", 6) ? !strstr(val, " clzero") :
-	    !strstr(val, "(clzero not run: "))
-		return fz_fail(why, "user_path_proof \"%s\" with clzero \"%s\"", val, clz);
-	return FZ_PASS;
-}
-
 /* A value written at run time and refused: one kernel log line says why. */
 static int test_refusal_logged(const void *arg, char *why)
 {
@@ -524,7 +494,6 @@ int main(int argc, char **argv)
 	}
 
 	fz_run(test_layout, NULL, "parameters_are_the_knobs_policy_is_read_only");
-	fz_run(test_user_path_proof, NULL, "user_path_proof_passed_for_every_loop_that_may_run");
 	fz_run(test_variant, NULL, "clear_user_variant_is_%s", expected_variant());
 
 	for (i = 0; i < FZ_ARRAY_SIZE(variants); i++)
@@ -568,7 +537,7 @@ int main(int argc, char **argv)
 	nv[1] = NULL;
 	fz_run(test_readonly, nv, "clear_user_variant_read_only");
 	nv[0] = "shared_huge";
-	nv[1] = "within_size";
-	fz_run(test_readonly, nv, "shared_huge_is_within_size_read_only");
+	nv[1] = fz_kernel_has_thp() ? "within_size" : "never";
+	fz_run(test_readonly, nv, "shared_huge_is_%s_read_only", nv[1]);
 	return fz_exit();
 }

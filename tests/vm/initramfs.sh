@@ -78,7 +78,6 @@ else
 fi
 p=/sys/class/misc/fastzero/policy
 [ -r $p/clear_user_variant ] && echo "FZ: variant $(cat $p/clear_user_variant)"
-[ -r $p/user_path_proof ] && echo "FZ: user-path proof $(cat $p/user_path_proof)"
 mkdir -p /payload
 cd /payload
 sh /fz-cmd

@@ -89,11 +89,17 @@ fz_installable() {
 }
 
 # fz_version_regex ID: "6.1" -> versions like 6.1.0-57-amd64, "7" -> 7.2.13+deb14-amd64,
-# "newest" -> any (7.3-amd64 from experimental).
+# "newest" -> any (7.3-amd64 from experimental); a flavour id "6.12-rt" or
+# "7-cloud" -> that series' versions of the flavour (6.12.118+deb12-rt-amd64).
+# A series alone is the generic flavour only.
 fz_version_regex() {
-	local esc=${1//./\\.}
-	[[ $1 == newest ]] && esc='[0-9]+'
-	printf '%s(\\.[0-9]+)*(-[0-9]+|\\+deb[0-9]+)?-amd64' "$esc"
+	local series=$1 flavour='' esc
+	case $1 in
+	*-rt | *-cloud) series=${1%-*} flavour=-${1##*-} ;;
+	esac
+	esc=${series//./\\.}
+	[[ $series == newest ]] && esc='[0-9]+'
+	printf '%s(\\.[0-9]+)*(-[0-9]+|\\+deb[0-9]+)?%s-amd64' "$esc" "$flavour"
 }
 
 # fz_image_pkg WHERE VER [guest]: the first image package of the matrix's

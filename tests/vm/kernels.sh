@@ -16,7 +16,10 @@
 # one, it is remembered in $FZ_CACHE/kernels/<id>.env (FZ_REFRESH=1: anew).
 # Ids 6.12-debug and 7-debug are debug kernels (KASAN, kmemleak, lockdep, fault
 # injection) built locally by debug-kernel.sh: VMLINUZ is its bzImage and KDIR
-# its build tree (7-debug's inside the sid chroot).
+# its build tree (7-debug's inside the sid chroot).  A series with a flavour,
+# 6.1-rt, 6.12-cloud, 7-rt ..., is Debian's kernel of that flavour (PREEMPT_RT,
+# or the cloud config); FZ_HEADERS_ONLY=1 fetches only its headers, for a
+# compile-only build (VMLINUZ is then empty).
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -27,7 +30,7 @@ FZ_SID_ROOT=$FZ_CACHE/sid/root
 # Outputs of fz_kernel_resolve.
 KID='' KVER='' KIMG='' KWHY='' VMLINUZ='' KDIR='' FZ_CHROOT=''
 # The ids a run can ask for: checked before anything is fetched.
-FZ_KERNEL_IDS='6.1 6.12 7 newest 6.12-debug 7-debug'
+FZ_KERNEL_IDS='6.1 6.12 7 newest 6.12-debug 7-debug 6.1-rt 6.12-rt 7-rt 6.1-cloud 6.12-cloud 7-cloud'
 
 # fz_kernel_id_ok ID: ID is one of FZ_KERNEL_IDS.
 fz_kernel_id_ok() { [[ " $FZ_KERNEL_IDS " == *" $1 "* ]]; }
@@ -312,11 +315,11 @@ fz_lookup() {
 	echo "$out"
 }
 
-# fz_fetch WHERE VER: image + headers, serialised per version.
+# fz_fetch WHERE VER: image + headers (FZ_HEADERS_ONLY=1: headers), serialised per version.
 fz_fetch() {
 	(
 		fz_lock "kernel-$2"
-		fz_fetch_image "$1" "$2"
+		[[ ${FZ_HEADERS_ONLY:-} == 1 ]] || fz_fetch_image "$1" "$2"
 		fz_fetch_headers "$1" "$2"
 	)
 }
@@ -391,14 +394,15 @@ fz_choose() {
 
 # fz_kernel_resolve ID: sets KID KVER KIMG KWHY VMLINUZ KDIR KMODS FZ_CHROOT (exported).
 fz_kernel_resolve() {
-	local id=$1 where=host ver img why
+	local id=$1 where=host ver img why series=${1%-rt}
+	series=${series%-cloud}
 	fz_kernel_id_ok "$id" || fz_die "unknown kernel id '$id': one of $FZ_KERNEL_IDS"
 	if [[ $id == *-debug ]]; then
 		fz_debug_resolve "$id"
 		return 0
 	fi
-	[[ $id =~ ^[0-9]+(\.[0-9]+)*$ || $id == newest ]] || fz_die "bad kernel id '$id'"
-	if [[ $id == newest ]] || ((${id%%.*} >= FZ_SID_MIN_MAJOR)); then
+	[[ $series =~ ^[0-9]+(\.[0-9]+)*$ || $id == newest ]] || fz_die "bad kernel id '$id'"
+	if [[ $id == newest ]] || ((${series%%.*} >= FZ_SID_MIN_MAJOR)); then
 		where=sid
 	fi
 	mkdir -p "$FZ_CACHE/kernels"
@@ -418,6 +422,7 @@ fz_kernel_resolve() {
 	KIMG=$img
 	KWHY=$why
 	VMLINUZ=$FZ_CACHE/kernels/$ver/vmlinuz
+	[[ ${FZ_HEADERS_ONLY:-} != 1 ]] || VMLINUZ=
 	KDIR=/usr/src/linux-headers-$ver
 	KMODS=$FZ_CACHE/kernels/$ver/modules
 	FZ_CHROOT=

@@ -29,7 +29,6 @@
 #       | FZ: swap unavailable: <reason>        (the kernel has no zram at all)
 #     FZ: insmod ok | FZ: insmod failed | FZ: insmod skipped (no module)
 #     FZ: variant <clear_user_variant>          (if the module exposes it)
-#     FZ: user-path proof <policy/user_path_proof>  (likewise)
 #     ... the cmd's stdout/stderr ...
 #     FZ: rmmod ok | FZ: rmmod failed | FZ: rmmod skipped (not loaded)
 #     FZ: kmemleak-begin / <leak reports> / FZ: kmemleak-end  (kernels with
