@@ -199,8 +199,8 @@
 56:	movq	%rax, 48(%rdi)
 57:	movq	%rax, 56(%rdi)
 	/* on to the next line boundary: 1..64 bytes done */
-	leaq	64(%rdi), %rdx
-	andq	$-64, %rdx
+	leaq	FZ_CLZERO_LINE(%rdi), %rdx
+	andq	$-FZ_CLZERO_LINE, %rdx
 	addq	%rdi, %rcx
 	subq	%rdx, %rcx
 	movq	%rdx, %rdi
@@ -210,14 +210,14 @@
 58:	.byte	0x0f, 0x01, 0xfc	/* clzero (%rax): binutils < 2.28 lack it */
 #else
 	/* userspace test build only: the line as clzero would clear it */
-	andq	$-64, %rax
+	andq	$-FZ_CLZERO_LINE, %rax
 	.irp	o, 0, 8, 16, 24, 32, 40, 48, 56
 	movq	$0, \o(%rax)
 	.endr
 #endif
-	addq	$64, %rdi
-	subq	$64, %rcx
-	cmpq	$64, %rcx
+	addq	$FZ_CLZERO_LINE, %rdi
+	subq	$FZ_CLZERO_LINE, %rcx
+	cmpq	$FZ_CLZERO_LINE, %rcx
 	jae	.Lline\@
 	xorl	%eax, %eax
 .if \user
@@ -288,7 +288,7 @@ FZ_LOOP_FUNC fz_clear_clzero, FZ_CLZERO_BODY, 0
 	.globl	fz_erms_threshold
 	.type	fz_erms_threshold, @object
 fz_erms_threshold:
-	.quad	768	/* the driver derives it at load (policy.h) */
+	.quad	FZ_ERMS_THRESHOLD_AMD	/* the driver derives it at load (policy.h) */
 	.size	fz_erms_threshold, 8
 
 #ifndef __KERNEL__

@@ -18,6 +18,15 @@
 #ifndef _FASTZERO_CLEAR_LOOPS_H
 #define _FASTZERO_CLEAR_LOOPS_H
 
+/*
+ * erms_threshold on AMD, the value fz_erms_threshold holds until the load
+ * derives it (policy.h): rep stosb overtook the movq loop at 640-768 B
+ * (Zen 4).  Plain, for the assembler.
+ */
+#define FZ_ERMS_THRESHOLD_AMD	768
+/* The line one CLZERO clears (AMD APM vol. 3). */
+#define FZ_CLZERO_LINE		64
+
 #ifdef __ASSEMBLER__
 
 #ifdef __KERNEL__

@@ -41,14 +41,13 @@
 #define FZ_CLZERO_TEST_OFF	13
 #define FZ_CLZERO_TEST_LEN	700
 #define FZ_CLZERO_POISON	0xa5
-#define FZ_LINE			64	/* the line CLZERO clears */
 
 /* Where a clear starts before the unmapped page, and how long it is. */
 static const struct {
 	unsigned int before, len;
 } fz_clzero_fault_cases[] = {
-	{ 3 * FZ_LINE + 13, PAGE_SIZE },	/* partial head, whole lines, fault */
-	{ 5 * FZ_LINE, 6 * FZ_LINE },		/* line-aligned up to the end */
+	{ 3 * FZ_CLZERO_LINE + 13, PAGE_SIZE },	/* partial head, whole lines, fault */
+	{ 5 * FZ_CLZERO_LINE, 6 * FZ_CLZERO_LINE },		/* line-aligned up to the end */
 	{ 1, PAGE_SIZE + 1 },			/* one byte, then the fault */
 };
 
@@ -162,7 +161,7 @@ static enum fz_clzero_state fz_clzero_selftest(const char **why)
 	static char reason[128];
 	unsigned int start = FZ_CLZERO_TEST_OFF;
 	unsigned int end = FZ_CLZERO_TEST_OFF + FZ_CLZERO_TEST_LEN;
-	unsigned int first = ALIGN(start, FZ_LINE), last = ALIGN_DOWN(end, FZ_LINE);
+	unsigned int first = ALIGN(start, FZ_CLZERO_LINE), last = ALIGN_DOWN(end, FZ_CLZERO_LINE);
 	unsigned long left = FZ_CLZERO_TEST_LEN;
 	unsigned char *buf;
 	void __user *to;
@@ -176,7 +175,7 @@ static enum fz_clzero_state fz_clzero_selftest(const char **why)
 		return FZ_CLZERO_REFUSED;
 	}
 	memset(buf, FZ_CLZERO_POISON, FZ_CLZERO_TEST_BUF);
-	for (i = first; i < last && trap < 0; i += FZ_LINE)
+	for (i = first; i < last && trap < 0; i += FZ_CLZERO_LINE)
 		trap = fz_clzero_line(buf + i);
 	if (trap == X86_TRAP_UD) {
 		*why = "refused: the load-time self-test trapped (#UD: CLZERO not executed)";

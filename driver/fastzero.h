@@ -40,8 +40,6 @@ extern const char * const fz_shared_clear_names[FZ_NR_SHARED_CLEAR];
 
 /* read.c */
 size_t fz_read_extent(const char **why);
-ssize_t fz_read(struct file *file, char __user *buf, size_t count,
-		loff_t *ppos);
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter);
 int fz_read_open(struct file *file);
 void fz_read_release(struct file *file);

@@ -66,7 +66,6 @@ static const struct file_operations fz_fops = {
 	.open			= fz_open,
 	.release		= fz_release,
 	.llseek			= fz_llseek,
-	.read			= fz_read,
 	.read_iter		= fz_read_iter,
 	.write			= fz_write,
 	.write_iter		= fz_write_iter,
@@ -413,7 +412,7 @@ static void fz_cpu_read(struct fz_cpu *cpu)
 	/* FSRS as the CPU reports it: X86_FEATURE_FSRS is also AMD's FSRM (6.4+) */
 	if (cpu->max_leaf >= 7) {
 		fz_cpuid(7, 1, r);
-		cpu->fsrs = r[0] & BIT(11);
+		cpu->fsrs = r[0] & FZ_CPUID_7_1_EAX_FSRS;
 	}
 	fz_cpuid(0x80000000, 0, r);
 	cpu->max_ext_leaf = r[0];

@@ -240,6 +240,9 @@ enum fz_vendor {
 	FZ_VENDOR_AMD,
 };
 
+/* FSRS in CPUID leaf 7 subleaf 1, EAX (X86_FEATURE_FSRS, cpufeatures.h) */
+#define FZ_CPUID_7_1_EAX_FSRS	0x800u	/* bit 11 */
+
 /**
  * struct fz_cpu - what the thresholds are derived from
  * @vendor: enum fz_vendor
@@ -372,9 +375,8 @@ static inline enum fz_loop fz_policy_variant(const struct fz_cpu *cpu)
 	return FZ_LOOP_UNROLLED;
 }
 
-/* erms_threshold on AMD: rep stosb overtook the movq loop at 640-768 B (Zen 4). */
-#define FZ_ERMS_THRESHOLD_AMD	768UL
 /* glibc's default rep_stosb_threshold (dl-cacheinfo.h). */
+#define FZ_NT_THRESHOLD_MIN	0x4040UL	/* glibc's minimum_non_temporal_threshold */
 #define FZ_ERMS_THRESHOLD_GLIBC	2048UL
 
 /**
@@ -461,14 +463,14 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 	if (rep_stos && cpu->vendor == FZ_VENDOR_AMD && clzero) {
 		thr = cpu->llc_size / 2;
 		reason = "derived: AMD, clzero usable: LLC / 2 (Zen 4 measured)";
-		if (thr < 2 * 0x4040) {
+		if (thr < 2 * FZ_NT_THRESHOLD_MIN) {
 			thr = SZ_64M;
 			reason = "derived: AMD, clzero usable, no cache size: 64 MiB";
 		}
 	} else if (rep_stos && cpu->vendor != FZ_VENDOR_INTEL) {
 		thr = 0;
 		reason = "derived: rep stos off Intel: never (glibc memset; Zen 4 measured)";
-	} else if (thr < 0x4040) {
+	} else if (thr < FZ_NT_THRESHOLD_MIN) {
 		thr = SZ_64M;
 		reason = "derived: no cache size found: glibc's 64 MiB";
 	} else if (cpu->erms && floored) {

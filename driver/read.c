@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* read.c - read and read_iter: extents, exact faults, signals, NOWAIT. */
+/* read.c - read_iter: the extent loop on user memory and bvecs, exact faults, signals, NOWAIT. */
 
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -10,6 +10,7 @@
 #include <linux/uio.h>
 #include "clear.h"
 #include "fastzero.h"
+#include "read_loop.h"
 #include "stats.h"
 
 unsigned long fz_chunk_size = FZ_CHUNK_AUTO;
@@ -101,8 +102,8 @@ static_assert(FZ_EXTENT_ALIGN == PAGE_SIZE);
  * @why: if not NULL, set to how the extents are sized
  *
  * Return: chunk_size if set, else FZ_EXTENT_PROBE: later extents of a
- * read follow its own measured rate (policy.h, fz_extent_end()) and end
- * where a mapping does (fz_extent_in_vma()).
+ * read follow its own measured rate and end where a mapping does
+ * (read_loop.h, fz_read_extents()).
  */
 size_t fz_read_extent(const char **why)
 {
@@ -114,57 +115,14 @@ size_t fz_read_extent(const char **why)
 }
 
 /*
- * One read's extents (policy.h): a probe, then a main extent that takes
- * FZ_EXTENT_BUDGET_NS at the rates this read measured, ramping up from
- * the probe, and so on.  The clock is read only around extents that another one
- * follows, and is ktime_get_ns(): a task that migrates mid-extent sees no
- * skew between CPUs' clocks; one that is preempted measures long, and its
- * next extent is the shorter for it.
- */
-struct fz_extent {
-	struct fz_extents x;
-	u64 t0;
-	unsigned long vm_start;	/* the mapping the extent is in; 0: unknown */
-};
-
-static void fz_extent_init(struct fz_extent *e, size_t total)
-{
-	fz_policy_extents_init(&e->x, READ_ONCE(fz_chunk_size), total);
-	e->t0 = 0;
-	e->vm_start = 0;
-}
-
-/* Before clearing @n of the @left bytes the read still has to do. */
-static void fz_extent_start(struct fz_extent *e, size_t n, size_t left)
-{
-	e->t0 = n && left > n ? ktime_get_ns() : 0;
-}
-
-/*
- * After clearing @done bytes (before any cond_resched()) of an extent the
- * VMA lookup cut from @want to @n bytes: the next byte is in another
- * mapping, whose memory nothing measured yet.
- */
-static void fz_extent_end(struct fz_extent *e, size_t done, size_t n,
-			  size_t want)
-{
-	if (e->t0)
-		fz_policy_extents_piece(&e->x, done, ktime_get_ns() - e->t0);
-	if (n < want)
-		fz_policy_extents_new_mapping(&e->x);
-}
-
-/*
- * A main extent ends where the mapping holding its first byte ends: the
- * probe before it measured that mapping's memory, and past its end may be
- * memory of another kind (a device mapping after RAM), which the next
- * probe measures.  Probes (at most FZ_EXTENT_PROBE) are not looked up.
- * Best effort, without waiting for the lock: under a concurrent mmap()
- * or munmap() of the same process the extent is left as it is, and a
- * process that remaps its own buffer during the read can still place
- * other memory under an extent (the price of a lock-free lookup: the
- * latency it adds is that process's own and its CPU's, at most one
- * FZ_EXTENT_MAX extent of the slower memory).
+ * The VMA lookup for fz_read_in_vma() (read_loop.h).  Best effort, without
+ * waiting for the lock: under a concurrent mmap() or munmap() of the same
+ * process the extent is left as it is, and a process that remaps its own
+ * buffer during the read can still place other memory under an extent
+ * (the price of a lock-free lookup: the latency it adds is that process's
+ * own and its CPU's, at most one FZ_EXTENT_MAX extent of the slower
+ * memory).  Reads the loop does not look up (one extent, probes) never
+ * touch the mmap_lock, as /dev/zero's do not.
  */
 static size_t fz_extent_in_vma(const char __user *to, size_t n,
 			       unsigned long *vm_start)
@@ -173,8 +131,7 @@ static size_t fz_extent_in_vma(const char __user *to, size_t n,
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
 
-	*vm_start = 0;
-	if (n <= FZ_EXTENT_PROBE || !mm || !mmap_read_trylock(mm))
+	if (!mm || !mmap_read_trylock(mm))
 		return n;
 	vma = vma_lookup(mm, addr);
 	if (vma) {
@@ -186,175 +143,125 @@ static size_t fz_extent_in_vma(const char __user *to, size_t n,
 	return n;
 }
 
-/*
- * The semantics are /dev/zero's read_zero(), chunk size aside: a fault
- * returns the bytes cleared before it, or -EFAULT if there are none; a
- * pending signal ends the read after the current chunk.
- */
-ssize_t fz_read(struct file *file, char __user *buf, size_t count,
-		loff_t *ppos)
+/* One read_iter(), as fz_read_extents() sees it. */
+struct fz_read_ctx {
+	struct iov_iter *iter;
+	enum fz_loop loop;
+	bool nowait;
+	unsigned long end;	/* where the last user piece ended */
+};
+
+static size_t fz_env_count(void *ctx)
 {
-	unsigned long run;
-	enum fz_loop loop = fz_read_loop(file, (unsigned long)buf, count, &run);
-	struct fz_extent e;
-	size_t cleared = 0;
+	return iov_iter_count(((struct fz_read_ctx *)ctx)->iter);
+}
 
-	fz_extent_init(&e, count);
-	fz_stat_inc(FZ_STAT_READ_CALLS);
-	while (count) {
-		size_t want = min(count, e.x.next);
-		unsigned long vm_start;
-		size_t chunk = fz_extent_in_vma(buf + cleared, want, &vm_start);
-		size_t left;
+static size_t fz_env_seg_len(void *ctx, size_t max)
+{
+	const struct iov_iter *iter = ((struct fz_read_ctx *)ctx)->iter;
 
-		fz_extent_start(&e, chunk, count);
-		left = fz_clear_chunk(loop, buf + cleared, chunk);
-		fz_extent_end(&e, chunk - left, chunk, want);
-		cleared += chunk - left;
-		if (unlikely(left)) {
-			fz_stat_inc(FZ_STAT_READ_FAULTS);
-			if (!cleared)
-				return -EFAULT;
-			break;
-		}
-		count -= chunk;
+	if (!user_backed_iter(iter))
+		return min(iov_iter_count(iter), max);
+	return min(fz_iter_user_len(iter), max);
+}
 
-		if (signal_pending(current)) {
-			if (count)
-				fz_stat_inc(FZ_STAT_READ_SIGNALS);
-			break;
-		}
-		cond_resched();
-	}
-	fz_read_streamed(file, (unsigned long)buf, (unsigned long)buf + cleared,
-			 run, cleared);
-	fz_stat_add(FZ_STAT_READ_BYTES, cleared);
-	return cleared;
+static size_t fz_env_in_vma(void *ctx, size_t n, unsigned long *vm_start)
+{
+	const struct iov_iter *iter = ((struct fz_read_ctx *)ctx)->iter;
+
+	if (!user_backed_iter(iter))
+		return n;
+	return fz_extent_in_vma(fz_iter_user_addr(iter), n, vm_start);
 }
 
 /*
- * Zero up to @max bytes of the iterator's current user segment and advance
- * past them.  Sets *@fault when the segment ran into inaccessible memory.
+ * User memory goes through fz_clear_user() (or the loop the read chose),
+ * one segment's piece at a time; kernel-backed iterators (bvecs of
+ * io_uring fixed buffers) through iov_iter_zero().
  */
-static size_t fz_zero_user_segment(enum fz_loop loop, struct iov_iter *iter,
-				   size_t max, bool *fault)
+static size_t fz_env_zero(void *ctx, const struct fz_extents *x, size_t n,
+			  bool *fault)
 {
-	size_t len = min(fz_iter_user_len(iter), max);
-	size_t left = fz_clear_chunk(loop, fz_iter_user_addr(iter), len);
+	struct fz_read_ctx *c = ctx;
+	void __user *to;
+	size_t left;
 
-	iov_iter_advance(iter, len - left);
+	if (!user_backed_iter(c->iter)) {
+		n = iov_iter_zero(n, c->iter);
+		*fault = !n;
+		return n;
+	}
+	to = fz_iter_user_addr(c->iter);
+	left = fz_clear_chunk(c->loop, to, n);
+	iov_iter_advance(c->iter, n - left);
 	*fault = left;
-	return len - left;
+	if (n > left)
+		c->end = (unsigned long)to + n - left;
+	return n - left;
 }
 
-/*
- * Zero up to @max bytes of any iterator.  User memory goes through
- * fz_clear_user(); kernel-backed iterators (bvecs of io_uring fixed
- * buffers) through iov_iter_zero().
- */
-static size_t fz_zero_iter(enum fz_loop loop, struct iov_iter *iter, size_t max,
-			   bool *fault)
+static unsigned long long fz_env_clock(void *ctx)
 {
-	size_t n;
-
-	if (user_backed_iter(iter))
-		return fz_zero_user_segment(loop, iter, max, fault);
-
-	n = iov_iter_zero(max, iter);
-	*fault = !n;
-	return n;
+	return ktime_get_ns();
 }
 
-/*
- * Bytes the next piece of the current extent clears: what the extent has
- * room for, at most the iterator's current user segment and the VMA its
- * first byte is in (fz_extent_in_vma()); *@want is what it would be
- * without the VMA.  An extent goes on into the next segment where that is
- * in the same mapping; a piece that starts in another mapping than the
- * extent's earlier pieces ends the extent before it, as a VMA end does.
- */
-static size_t fz_iter_step(struct fz_extent *e, const struct iov_iter *iter,
-			   size_t *want)
+static bool fz_env_stop(void *ctx)
 {
-	unsigned long vm_start;
-	size_t n;
-
-	if (!user_backed_iter(iter)) {
-		*want = min_t(size_t, iov_iter_count(iter),
-			      fz_policy_extents_room(&e->x));
-		return *want;
-	}
-	*want = min_t(size_t, fz_iter_user_len(iter),
-		      fz_policy_extents_room(&e->x));
-	n = fz_extent_in_vma(fz_iter_user_addr(iter), *want, &vm_start);
-	if (vm_start && e->x.part && e->vm_start && vm_start != e->vm_start) {
-		fz_policy_extents_new_mapping(&e->x);
-		*want = min_t(size_t, fz_iter_user_len(iter), e->x.next);
-		n = fz_extent_in_vma(fz_iter_user_addr(iter), *want, &vm_start);
-	}
-	if (vm_start)
-		e->vm_start = vm_start;
-	return n;
+	if (!signal_pending(current))
+		return false;
+	if (fz_env_count(ctx))
+		fz_stat_inc(FZ_STAT_READ_SIGNALS);
+	return true;
 }
 
+static bool fz_env_resched(void *ctx)
+{
+	if (!need_resched())
+		return false;
+	if (((struct fz_read_ctx *)ctx)->nowait)
+		return true;
+	cond_resched();
+	return false;
+}
+
+static const struct fz_read_env fz_read_env = {
+	.count		= fz_env_count,
+	.seg_len	= fz_env_seg_len,
+	.in_vma		= fz_env_in_vma,
+	.zero		= fz_env_zero,
+	.clock		= fz_env_clock,
+	.stop		= fz_env_stop,
+	.resched	= fz_env_resched,
+};
+
 /*
- * The semantics are /dev/zero's read_iter_zero(): partial counts on a
- * fault or a signal, -EAGAIN instead of rescheduling under IOCB_NOWAIT.
+ * read(), readv() and io_uring all come here, read() through the VFS's
+ * new_sync_read() with a ubuf iterator: one extent loop
+ * (fz_read_extents()).  The semantics are /dev/zero's read_iter_zero(),
+ * extent size aside: partial counts on a fault or a signal, and under
+ * IOCB_NOWAIT the bytes cleared where it would reschedule.
  */
 ssize_t fz_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
+	struct fz_read_ctx c = {
+		.iter	= iter,
+		.nowait	= iocb->ki_flags & IOCB_NOWAIT,
+	};
 	unsigned long start = user_backed_iter(iter) && iov_iter_count(iter) ?
 			      (unsigned long)fz_iter_user_addr(iter) : 0;
-	unsigned long run, end = start;
-	enum fz_loop loop = fz_read_loop(iocb->ki_filp, start, iov_iter_count(iter), &run);
-	size_t written = 0;
-	struct fz_extent e;
+	unsigned long run;
+	bool faulted;
+	ssize_t ret;
 
-	fz_extent_init(&e, iov_iter_count(iter));
+	c.loop = fz_read_loop(iocb->ki_filp, start, iov_iter_count(iter), &run);
+	c.end = start;
 	fz_stat_inc(FZ_STAT_READ_CALLS);
-	while (iov_iter_count(iter)) {
-		size_t left = iov_iter_count(iter), done, want;
-		size_t step = fz_iter_step(&e, iter, &want);
-		unsigned long at;
-		bool fault;
-
-		fz_extent_start(&e, step, left);
-		at = start ? (unsigned long)fz_iter_user_addr(iter) : 0;
-		done = fz_zero_iter(loop, iter, step, &fault);
-		if (done)
-			end = at + done;
-		fz_extent_end(&e, done, step, want);
-		written += done;
-		if (unlikely(fault)) {
-			fz_stat_inc(FZ_STAT_READ_FAULTS);
-			if (!written)
-				return -EFAULT;
-			break;
-		}
-		/*
-		 * An empty segment, which the advance skipped: /dev/zero's
-		 * iov_iter_zero() steps over those before it clears, so a
-		 * signal is looked for only after bytes were cleared.
-		 */
-		if (unlikely(!done))
-			continue;
-		if (signal_pending(current)) {
-			if (iov_iter_count(iter))
-				fz_stat_inc(FZ_STAT_READ_SIGNALS);
-			if (!written)
-				return -ERESTARTSYS;
-			break;
-		}
-		if (!need_resched())
-			continue;
-		if (iocb->ki_flags & IOCB_NOWAIT) {
-			if (!written)
-				return -EAGAIN;
-			break;
-		}
-		cond_resched();
-	}
-	fz_read_streamed(iocb->ki_filp, start, end, run, written);
-	fz_stat_add(FZ_STAT_READ_BYTES, written);
-	return written;
+	ret = fz_read_extents(&fz_read_env, &c, READ_ONCE(fz_chunk_size), &faulted);
+	if (faulted)
+		fz_stat_inc(FZ_STAT_READ_FAULTS);
+	if (ret < 0)
+		return ret;
+	fz_read_streamed(iocb->ki_filp, start, c.end, run, ret);
+	fz_stat_add(FZ_STAT_READ_BYTES, ret);
+	return ret;
 }

@@ -244,7 +244,7 @@ void bl_fz_cpu(struct fz_cpu *cpu)
 	/* CPUID's FSRS, as the driver: the "fsrs" flag is also AMD's FSRM (6.4+) */
 	if (cpu->max_leaf >= 7) {
 		user_cpuid(7, 1, r);
-		cpu->fsrs = !!(r[0] & (1u << 11));
+		cpu->fsrs = !!(r[0] & FZ_CPUID_7_1_EAX_FSRS);
 	}
 	fz_policy_cpu_caches(cpu, user_cpuid);
 }

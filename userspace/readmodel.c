@@ -118,7 +118,7 @@ static void zero_read(size_t n)
 }
 
 /*
- * fastzero's fz_read() for one read of c->bs bytes, extents and loop from
+ * fastzero's fz_read_iter() for one read of c->bs bytes, extents and loop from
  * policy.h (a probe, then main extents: fz_policy_extents_*()), timed as
  * read.c times them (every extent but the last; read.c's VMA lookup
  * before each main extent, a trylock and a maple tree walk, is not

@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * policy_extents - driver/policy.h's read extents against simulated memory.
+ * policy_extents - the driver's read extents (driver/read_loop.h, policy.h) against simulated memory.
  *
- * Runs read.c's extent loop (fz_read()) with the clear replaced by a
- * clock: each extent takes its bytes over the rate of the memory under
- * it.  A probe can be made to run at a fixed rate (the cache holds the
- * lines it clears and says nothing about the memory behind them), and the
- * memory can drop to a slower rate at an offset, either where one mapping
- * ends and the next begins (read.c ends a main extent there and tells the
- * policy, fz_policy_extents_new_mapping()) or inside one mapping.  And
- * read_iter()'s loop over iovecs, an extent's pieces in several segments
- * (fz_policy_extents_piece()): the extents must be the same however the
- * bytes are cut into segments, empty ones included.  Prints
- * one line per case, "ok NAME DETAIL" or "not ok NAME DETAIL":
- * tests/host/t_policy_extents.sh makes TAP of them.  --trace BYTES GB/s
- * prints the extents of one read of uniform memory instead.  Built with
- * -DFZ_EXTENTS_ONLY for a policy whose extents have no pieces (readv).
+ * Runs the driver's own extent loop, fz_read_extents(), with an
+ * environment of simulated memory in place of read.c's: each piece takes
+ * its bytes over the rate of the memory under it on a simulated clock.  A
+ * probe can be made to run at a fixed rate (the cache holds the lines it
+ * clears and says nothing about the memory behind them), and the memory
+ * can drop to a slower rate at an offset, either where one mapping ends
+ * and the next begins (the environment's in_vma() cuts there, as read.c's
+ * VMA lookup does) or inside one mapping.  And readv()'s iovecs: the
+ * extents must be the same however the bytes are cut into segments, empty
+ * ones included.  Prints one line per case, "ok NAME DETAIL" or "not ok
+ * NAME DETAIL": tests/host/t_policy_extents.sh makes TAP of them.
+ * --trace BYTES GB/s prints the extents of one read of uniform memory
+ * instead.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy.h"
+#include "read_loop.h"
 
 #define GB		1e9
 #define LIMIT_NS	(2.0 * FZ_EXTENT_BUDGET_NS)
@@ -39,6 +39,21 @@ struct run {
 	unsigned long max_bytes;	/* the longest extent's bytes */
 };
 
+/* One simulated read: its memory, its segments, its clock, what it saw. */
+struct sim {
+	const struct mem *m;
+	const unsigned long *seg;	/* the iovecs' lengths */
+	unsigned int nseg, i;		/* segments; the current one */
+	unsigned long in_seg, off, total;
+	double now;			/* ns; 0 is the loop's "not timed" */
+	int clipped, trace;
+	unsigned long timed;		/* bytes timed since the mapping began */
+	unsigned long cur;		/* bytes of the extent so far */
+	unsigned long *ext;		/* extents' sizes, if not NULL */
+	unsigned int next, max;
+	struct run *r;
+};
+
 /* Nanoseconds to clear [off, off + n) of @m. */
 static double sim_ns(const struct mem *m, unsigned long off, unsigned long n,
 		     int probe)
@@ -52,29 +67,61 @@ static double sim_ns(const struct mem *m, unsigned long off, unsigned long n,
 	return fast / m->gbs + (n - fast) / m->slow_gbs;
 }
 
-/* One read of @total bytes, as read.c's fz_read() sizes its extents. */
-static void sim_read(const struct mem *m, unsigned long total,
-		     struct run *r, int trace)
+static size_t sim_count(void *ctx)
 {
-	struct fz_extents x;
-	unsigned long off, n, timed = 0;
-	int probe, clipped;
+	struct sim *s = ctx;
+
+	return s->total - s->off;
+}
+
+static size_t sim_seg_len(void *ctx, size_t max)
+{
+	struct sim *s = ctx;
+	unsigned long n;
+
+	while (s->i < s->nseg && s->in_seg == s->seg[s->i]) {
+		s->i++;		/* the advance skips empty segments */
+		s->in_seg = 0;
+	}
+	n = s->i < s->nseg ? s->seg[s->i] - s->in_seg : 0;
+	s->clipped = 0;
+	return n < max ? n : max;
+}
+
+/* read.c's VMA lookup: a mapping ends at @drop when m->new_mapping. */
+static size_t sim_in_vma(void *ctx, size_t n, unsigned long *vm_start)
+{
+	struct sim *s = ctx;
+	const struct mem *m = s->m;
+
+	*vm_start = m->new_mapping && s->off >= m->drop ? 2 : 1;
+	if (m->new_mapping && s->off < m->drop && s->off + n > m->drop) {
+		s->clipped = 1;
+		return m->drop - s->off;
+	}
+	return n;
+}
+
+static size_t sim_zero(void *ctx, const struct fz_extents *x, size_t n,
+		       bool *fault)
+{
+	struct sim *s = ctx;
+	struct run *r = s->r;
 	double ns;
 
-	memset(r, 0, sizeof(*r));
-	fz_policy_extents_init(&x, FZ_CHUNK_AUTO, total);
-	for (off = 0; off < total; off += n) {
-		n = x.next < total - off ? x.next : total - off;
-		probe = x.probe;
-		/* read.c's fz_extent_in_vma(): main extents end with their mapping */
-		clipped = m->new_mapping && n > FZ_EXTENT_PROBE &&
-			  off < m->drop && off + n > m->drop;
-		if (clipped)
-			n = m->drop - off;
-		ns = sim_ns(m, off, n, probe);
-		if (trace)
-			printf("  %-5s %10lu bytes at %10lu: %8.3f ms\n",
-			       probe ? "probe" : "main", n, off, ns / 1e6);
+	*fault = false;
+	if (!n)
+		return 0;
+	/* the extent before this piece ended: the policy started a new one */
+	if (s->cur && !x->part && s->ext && s->next < s->max)
+		s->ext[s->next++] = s->cur, s->cur = 0;
+	else if (s->cur && !x->part)
+		s->cur = 0;
+	ns = sim_ns(s->m, s->off, n, x->probe);
+	if (s->trace)
+		printf("  %-5s %10zu bytes at %10lu: %8.3f ms\n",
+		       x->probe ? "probe" : "main", n, s->off, ns / 1e6);
+	if (r && !x->part) {
 		r->extents++;
 		if (ns > r->max_ns) {
 			r->max_ns = ns;
@@ -82,56 +129,69 @@ static void sim_read(const struct mem *m, unsigned long total,
 		}
 		r->over += ns > LIMIT_NS;
 		/* the invariant: a mapping's first probe aside, the ramp */
-		r->unramped += timed && n > FZ_EXTENT_GROWTH * timed;
-		timed = clipped ? 0 : timed + n;
-		/* read.c times every extent but the last */
-		if (total - off > n)
-			fz_policy_extents_done(&x, n, (unsigned long long)ns);
-		if (clipped)
-			fz_policy_extents_new_mapping(&x);
+		r->unramped += s->timed && n > FZ_EXTENT_GROWTH * s->timed;
+		s->timed = s->clipped ? 0 : s->timed + n;
 	}
+	s->now += ns;
+	s->off += n;
+	s->in_seg += n;
+	s->cur += n;
+	return n;
 }
 
-#ifndef FZ_EXTENTS_ONLY
+static unsigned long long sim_clock(void *ctx)
+{
+	return (unsigned long long)((struct sim *)ctx)->now;
+}
+
+static bool sim_no(void *ctx)
+{
+	(void)ctx;
+	return false;
+}
+
+static const struct fz_read_env sim_env = {
+	.count		= sim_count,
+	.seg_len	= sim_seg_len,
+	.in_vma		= sim_in_vma,
+	.zero		= sim_zero,
+	.clock		= sim_clock,
+	.stop		= sim_no,
+	.resched	= sim_no,
+};
+
+/* One read() of @total bytes of @m. */
+static void sim_read(const struct mem *m, unsigned long total,
+		     struct run *r, int trace)
+{
+	struct sim s = { .m = m, .seg = &total, .nseg = 1, .total = total,
+			 .now = 1e9, .trace = trace, .r = r };
+	bool faulted;
+
+	memset(r, 0, sizeof(*r));
+	fz_read_extents(&sim_env, &s, FZ_CHUNK_AUTO, &faulted);
+}
+
 /*
- * One readv() of @nseg segments of one mapping at @gbs, as read.c's
- * fz_read_iter() cuts it into pieces; the sizes of its extents (an
- * extent's pieces added up) into @ext, their number returned.
+ * One readv() of @nseg segments of one mapping at @gbs; the sizes of its
+ * extents (an extent's pieces added up) into @ext, their number returned.
  */
 static unsigned int sim_readv(const unsigned long *seg, unsigned int nseg,
 			      double gbs, unsigned long *ext, unsigned int max)
 {
-	unsigned long total = 0, off = 0, in_seg = 0, cur = 0, n;
-	unsigned int i = 0, next = 0;
-	struct fz_extents x;
+	struct mem m = { .gbs = gbs, .slow_gbs = gbs, .drop = ~0UL };
+	struct sim s = { .m = &m, .seg = seg, .nseg = nseg, .now = 1e9,
+			 .ext = ext, .max = max };
+	unsigned int i;
+	bool faulted;
 
 	for (i = 0; i < nseg; i++)
-		total += seg[i];
-	fz_policy_extents_init(&x, FZ_CHUNK_AUTO, total);
-	for (i = 0; off < total; ) {
-		if (in_seg == seg[i]) {		/* the advance skips to the next */
-			i++;
-			in_seg = 0;
-			continue;
-		}
-		n = fz_policy_extents_room(&x);
-		if (n > seg[i] - in_seg)
-			n = seg[i] - in_seg;
-		cur += n;
-		/* read.c times every piece but the one that ends the read */
-		if (total - off > n)
-			fz_policy_extents_piece(&x, n, (unsigned long long)(n / gbs));
-		off += n;
-		in_seg += n;
-		if ((!x.part || off == total) && next < max) {
-			ext[next++] = cur;
-			cur = 0;
-		}
-	}
-	return next;
+		s.total += seg[i];
+	fz_read_extents(&sim_env, &s, FZ_CHUNK_AUTO, &faulted);
+	if (s.cur && s.next < max)
+		ext[s.next++] = s.cur;
+	return s.next;
 }
-
-#endif
 
 static unsigned int failed;
 
@@ -146,7 +206,6 @@ static void report(int pass, const char *name, const struct run *r,
 	failed += !pass;
 }
 
-#ifndef FZ_EXTENTS_ONLY
 /* The extents of 64 MiB are read()'s however readv() cuts the bytes. */
 static void readv_cuts(void)
 {
@@ -205,7 +264,6 @@ static void readv_cuts(void)
 		failed += !same;
 	}
 }
-#endif
 
 /*
  * Which store reads get (fz_policy_read_loop()) with read.c's per-open
@@ -323,9 +381,7 @@ int main(int argc, char **argv)
 	sim_read(&m, 64UL << 20, &r, 0);
 	report(r.extents <= 12, "uniform_50GBps_64MiB_read", &r, NULL);
 
-#ifndef FZ_EXTENTS_ONLY
 	readv_cuts();
-#endif
 	stream_cases();
 	return failed ? 1 : 0;
 }
