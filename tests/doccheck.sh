@@ -106,6 +106,22 @@ check_param_table() {
 	verdict "the parameter table is the module's parameters" "${missing[@]}"
 }
 
+# Every sysfs file of the module (policy/, stats/, parameters/) has its
+# entry in docs/ABI/testing/, in the kernel's Documentation/ABI format.
+check_abi() {
+	local abi=docs/ABI/testing/sysfs-class-misc-fastzero n missing=()
+	for n in $(sed -n 's/^static DEVICE_ATTR_RO(\([a-z0-9_]*\));/\1/p' driver/*.c); do
+		grep -qx "What:		/sys/class/misc/fastzero/policy/$n" "$abi" || missing+=("policy/$n")
+	done
+	for n in $(sed -n 's/^FZ_STAT_ATTR(\([a-z0-9_]*\),.*/\1/p' driver/stats.c); do
+		grep -qx "What:		/sys/class/misc/fastzero/stats/$n" "$abi" || missing+=("stats/$n")
+	done
+	for n in $(params); do
+		grep -qx "What:		/sys/module/fastzero/parameters/$n" "$abi" || missing+=("parameters/$n")
+	done
+	verdict "every sysfs file has a Documentation/ABI entry ($abi)" "${missing[@]}"
+}
+
 # docs/sysfs.md's policy table is exactly the device's policy/ attributes
 # (DEVICE_ATTR_RO() in driver/*.c).
 check_policy_table() {
@@ -231,6 +247,7 @@ check_results_table() {
 check_params
 check_param_table
 check_policy_table
+check_abi
 check_stats
 check_targets_documented
 check_fastzero_run
