@@ -27,6 +27,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/moduleparam.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
@@ -274,18 +275,37 @@ void fz_cold_init(const struct fz_cpu *cpu)
 }
 
 /**
- * fz_cold_variant_emit() - the cold store and why, for policy/cold_variant
- * @buf: the sysfs page
+ * fz_clzero_state_name() - policy/clzero: whether the clzero loop may run
  *
- * Return: the bytes written to @buf.
+ * Return: "usable", "refused" or "untested" (CPUID does not report it).
  */
-int fz_cold_variant_emit(char *buf)
+const char *fz_clzero_state_name(void)
+{
+	if (fz_clzero_usable())
+		return "usable";
+	return strncmp(fz_clzero_reason(), "refused", 7) ? "untested" : "refused";
+}
+
+/**
+ * fz_cold_variant_name() - policy/cold_variant: the store for cold destinations
+ *
+ * Return: a loop's name, or "none" (rep stos serves them).
+ */
+const char *fz_cold_variant_name(void)
 {
 	enum fz_loop loop = READ_ONCE(fz_cold_loop);
 
-	return sysfs_emit(buf, "%s (%s)\n",
-			  loop == FZ_LOOP_AUTO ? "none" : fz_loop_names[loop],
-			  READ_ONCE(fz_cold_why));
+	return loop == FZ_LOOP_AUTO ? "none" : fz_loop_names[loop];
+}
+
+/**
+ * fz_cold_threshold_from_param() - whether cold_threshold was given
+ *
+ * Return: true once a value was written to the parameter.
+ */
+bool fz_cold_threshold_from_param(void)
+{
+	return READ_ONCE(fz_cold_threshold_set_by_param);
 }
 
 /* cold_threshold: a value given replaces the derived reason. */
@@ -308,15 +328,16 @@ MODULE_PARM_DESC(cold_threshold,
 		 "Reads of at least this many bytes use cold_variant once the file's back-to-back reads streamed nt_threshold bytes (0: never)");
 
 /**
- * fz_cold_threshold_reason_emit() - where cold_threshold comes from
- * @buf: the sysfs page
- *
- * Return: the bytes written to @buf.
+ * fz_clzero_reasons_show() - the reasons behind clzero, cold_variant and cold_threshold
+ * @m: the debugfs file (main.c's reasons)
  */
-int fz_cold_threshold_reason_emit(char *buf)
+void fz_clzero_reasons_show(struct seq_file *m)
 {
-	if (READ_ONCE(fz_cold_threshold_set_by_param))
-		return sysfs_emit(buf, "set by parameter\n");
-	return sysfs_emit(buf, "derived: %lu: %s\n", FZ_COLD_THRESHOLD,
-			  "from 64 KiB CLZERO beats rep stosb into cold memory; the open file's streamed bytes decide whether the memory is cold (docs/design-clear.md)");
+	seq_printf(m, "clzero: %s\n", fz_clzero_reason());
+	seq_printf(m, "cold_variant: %s\n", READ_ONCE(fz_cold_why));
+	if (fz_cold_threshold_from_param())
+		seq_puts(m, "cold_threshold: set by parameter\n");
+	else
+		seq_printf(m, "cold_threshold: derived: %lu: %s\n", FZ_COLD_THRESHOLD,
+			   "CLZERO beats rep stosb into cold memory from 64 KiB; the open file's streamed bytes decide whether the memory is cold");
 }

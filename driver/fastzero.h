@@ -73,8 +73,11 @@ bool fz_clzero_usable(void);
 bool fz_clzero_refused(void);
 void fz_clzero_init(bool forced);
 const char *fz_clzero_reason(void);
-int fz_cold_variant_emit(char *buf);
-int fz_cold_threshold_reason_emit(char *buf);
+const char *fz_clzero_state_name(void);
+const char *fz_cold_variant_name(void);
+bool fz_cold_threshold_from_param(void);
+struct seq_file;
+void fz_clzero_reasons_show(struct seq_file *m);
 /* the store for cold destinations, and the reads it serves (policy.h) */
 extern enum fz_loop fz_cold_loop;
 extern unsigned long fz_cold_threshold;

@@ -11,10 +11,12 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/uio.h>
 #include "clear.h"
@@ -289,10 +291,10 @@ MODULE_PARM_DESC(splice_huge,
 		 "splice_read() lends a 2 MiB zero page, one pipe buffer per call, instead of 4 KiB ones (default N)");
 
 /*
- * What the module chose at load and why: read-only attributes of the
- * device in policy/ (docs/sysfs.md), world-readable as the parameters
- * that set them are; the parameters above are only what an administrator
- * sets.
+ * What the module chose: read-only attributes of the device in policy/,
+ * one value each (Documentation/filesystems/sysfs.rst; docs/sysfs.md,
+ * docs/ABI/), world-readable as the parameters that set them are.  Why
+ * it chose so is free text, in debugfs (fastzero/reasons).
  */
 static ssize_t clear_user_variant_show(struct device *dev,
 				       struct device_attribute *attr, char *buf)
@@ -304,12 +306,16 @@ static DEVICE_ATTR_RO(clear_user_variant);
 static ssize_t read_extent_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
-	const char *why;
-	size_t extent = fz_read_extent(&why);
-
-	return sysfs_emit(buf, "%zu %s (%s)\n", extent, fz_preempt_model(), why);
+	return sysfs_emit(buf, "%zu\n", fz_read_extent(NULL));
 }
 static DEVICE_ATTR_RO(read_extent);
+
+static ssize_t preempt_model_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", fz_preempt_model());
+}
+static DEVICE_ATTR_RO(preempt_model);
 
 static ssize_t splice_unit_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
@@ -318,52 +324,79 @@ static ssize_t splice_unit_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(splice_unit);
 
-static ssize_t nt_threshold_reason_show(struct device *dev,
+static const char *fz_source(bool from_param)
+{
+	return from_param ? "parameter" : "derived";
+}
+
+static ssize_t nt_threshold_source_show(struct device *dev,
 					struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", READ_ONCE(fz_nt_threshold_why));
+	return sysfs_emit(buf, "%s\n",
+			  fz_source(READ_ONCE(fz_nt_threshold_why) == fz_set_by_param));
 }
-static DEVICE_ATTR_RO(nt_threshold_reason);
+static DEVICE_ATTR_RO(nt_threshold_source);
 
-static ssize_t erms_threshold_reason_show(struct device *dev,
+static ssize_t erms_threshold_source_show(struct device *dev,
 					  struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", fz_erms_threshold_why);
+	return sysfs_emit(buf, "%s\n", fz_source(fz_erms_threshold_why == fz_set_by_param));
 }
-static DEVICE_ATTR_RO(erms_threshold_reason);
+static DEVICE_ATTR_RO(erms_threshold_source);
+
+static ssize_t cold_threshold_source_show(struct device *dev,
+					  struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", fz_source(fz_cold_threshold_from_param()));
+}
+static DEVICE_ATTR_RO(cold_threshold_source);
 
 static ssize_t clzero_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
-	return sysfs_emit(buf, "%s\n", fz_clzero_reason());
+	return sysfs_emit(buf, "%s\n", fz_clzero_state_name());
 }
 static DEVICE_ATTR_RO(clzero);
 
 static ssize_t cold_variant_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
-	return fz_cold_variant_emit(buf);
+	return sysfs_emit(buf, "%s\n", fz_cold_variant_name());
 }
 static DEVICE_ATTR_RO(cold_variant);
-
-static ssize_t cold_threshold_reason_show(struct device *dev,
-					  struct device_attribute *attr, char *buf)
-{
-	return fz_cold_threshold_reason_emit(buf);
-}
-static DEVICE_ATTR_RO(cold_threshold_reason);
 
 static struct attribute *fz_policy_attrs[] = {
 	&dev_attr_clear_user_variant.attr,
 	&dev_attr_read_extent.attr,
+	&dev_attr_preempt_model.attr,
 	&dev_attr_splice_unit.attr,
-	&dev_attr_nt_threshold_reason.attr,
-	&dev_attr_erms_threshold_reason.attr,
+	&dev_attr_nt_threshold_source.attr,
+	&dev_attr_erms_threshold_source.attr,
+	&dev_attr_cold_threshold_source.attr,
 	&dev_attr_clzero.attr,
 	&dev_attr_cold_variant.attr,
-	&dev_attr_cold_threshold_reason.attr,
 	NULL,
 };
+
+/*
+ * fastzero/reasons in debugfs: each choice of policy/ with the rule or
+ * measurement behind it, one "name: reason" line each.  Mode 0444 with no
+ * ioctl or mmap, so lockdown's integrity mode leaves it readable.
+ */
+static int fz_reasons_show(struct seq_file *m, void *unused)
+{
+	const char *why;
+
+	fz_read_extent(&why);
+	seq_printf(m, "read_extent: %s\n", why);
+	seq_printf(m, "erms_threshold: %s\n", fz_erms_threshold_why);
+	seq_printf(m, "nt_threshold: %s\n", READ_ONCE(fz_nt_threshold_why));
+	fz_clzero_reasons_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(fz_reasons);
+
+static struct dentry *fz_debugfs;
 
 static const struct attribute_group fz_policy_group = {
 	.name = "policy",
@@ -473,6 +506,9 @@ static int __init fz_init(void)
 	ret = misc_register(&fz_misc);
 	if (ret)
 		goto err_mount;
+	/* debugfs failures are not the load's (debugfs.h) */
+	fz_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("reasons", 0444, fz_debugfs, NULL, &fz_reasons_fops);
 	pr_info("clear_user: %s (erms_threshold %lu), nt_threshold %lu, read extent %zu (%s), shared huge=%s cleared by %s, splice buffers %zu\n",
 		fz_loop_names[fz_clear_user_selected()], fz_erms_threshold,
 		fz_nt_threshold, fz_read_extent(NULL), fz_preempt_model(),
@@ -489,6 +525,7 @@ err_splice:
 
 static void __exit fz_exit(void)
 {
+	debugfs_remove(fz_debugfs);
 	misc_deregister(&fz_misc);
 	fz_shmem_unmount();
 	fz_splice_exit();

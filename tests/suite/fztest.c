@@ -756,6 +756,26 @@ double fz_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+int fz_reason(const char *name, char *buf, size_t len)
+{
+	char line[1024];
+	size_t n = strlen(name);
+	FILE *f = fopen(FZ_REASONS, "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, name, n) || line[n] != ':' || line[n + 1] != ' ')
+			continue;
+		fclose(f);
+		line[strcspn(line, "\n")] = 0;
+		snprintf(buf, len, "%s", line + n + 2);
+		return 0;
+	}
+	fclose(f);
+	return -ENOENT;
+}
+
 int fz_kernel_has_thp(void)
 {
 	return access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0;

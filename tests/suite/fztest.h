@@ -235,6 +235,10 @@ int fz_read_file(const char *path, char *buf, size_t len);
  * maps PMDs.  Without them MAP_SHARED takes 4 KiB pages, as /dev/zero's.
  */
 int fz_kernel_has_thp(void);
+/* debugfs: each choice of policy/ with its reason, "name: reason" a line */
+#define FZ_REASONS	"/sys/kernel/debug/fastzero/reasons"
+/* The reason for policy/ choice @name into @buf: 0, or -errno. */
+int fz_reason(const char *name, char *buf, size_t len);
 int fz_write_file(const char *path, const char *val);
 /* 1 if the whitespace-separated word @word is in the first line of @path. */
 int fz_file_has_word(const char *path, const char *word);

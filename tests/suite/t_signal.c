@@ -140,14 +140,15 @@ struct outcome {
 static double extent_time(int fd, double full, size_t len)
 {
 	double first, budget = FZ_EXTENT_BUDGET_NS / 1e9;
-	char val[160];
+	char val[64], chunk[64];
 
 	if (fd != dev)
 		return full * 4096 / len;
-	if (!fz_module || fz_read_file(FZ_POLICY "/read_extent", val, sizeof(val)))
+	if (!fz_module || fz_read_file(FZ_POLICY "/read_extent", val, sizeof(val)) ||
+	    fz_read_file(FZ_PARAMS "/chunk_size", chunk, sizeof(chunk)))
 		return full * FZ_EXTENT_MAX / len + budget;
 	first = full * strtoul(val, NULL, 10) / len;
-	if (strstr(val, "set by chunk_size"))
+	if (strcmp(chunk, "0"))		/* every extent fixed */
 		return first;
 	return first > budget ? first : budget;
 }
@@ -441,7 +442,7 @@ static int test_latency(const void *arg, char *why)
 		return fz_fail(why, "uninterrupted read returned %zd", ret);
 	}
 	if (fz_module)
-		fz_read_file(FZ_POLICY "/read_extent", model, sizeof(model));
+		fz_read_file(FZ_POLICY "/preempt_model", model, sizeof(model));
 	t0 = full / 10 < 0.020 ? full / 10 : 0.020;	/* SIGALRM delay */
 	if (c->fresh) {		/* the timed reads fault as the full one did */
 		munmap(w, wlen);
@@ -458,7 +459,7 @@ static int test_latency(const void *arg, char *why)
 	rival_stop(rival);
 	/* what the reference took is the scheduling the test cannot avoid */
 	bound = 2 * extent_time(dev, full, len) + 0.050 + (ref_lat > 0 ? ref_lat : 0);
-	fz_diag("  read() of %zu: full %.1f ms; after SIGALRM %s returned %zd in %.2f ms, %s %zd in %.2f ms; read_extent %s; bound %.1f ms",
+	fz_diag("  read() of %zu: full %.1f ms; after SIGALRM %s returned %zd in %.2f ms, %s %zd in %.2f ms; preempt_model %s; bound %.1f ms",
 		len, full * 1e3, fz_dev_name, ret, lat * 1e3, fz_ref_name, rret,
 		ref_lat * 1e3, model, bound * 1e3);
 	if (lat < 0 || ret <= 0 || (size_t)ret >= len)
@@ -585,7 +586,7 @@ static int test_slow_latency(const void *arg, char *why)
 			       ret, ret < 0 ? strerror(errno) : "short");
 	}
 	if (fz_module)
-		fz_read_file(FZ_POLICY "/read_extent", model, sizeof(model));
+		fz_read_file(FZ_POLICY "/preempt_model", model, sizeof(model));
 	model[strcspn(model, "\n")] = 0;
 	/* The rule of policy.h: every extent is sized to the budget. */
 	bound = 2 * FZ_EXTENT_BUDGET_NS / 1e9 + 0.050;
@@ -609,7 +610,7 @@ static int test_slow_latency(const void *arg, char *why)
 	ref_lat = alarm_latency(ref, w, len, full * at[0], &rret);
 	munmap(w, len);
 	qsort(lat, FZ_ARRAY_SIZE(at), sizeof(lat[0]), cmp_double);
-	fz_diag("  read() of %zu into %d mappings of a %zu-byte uncached BAR: full %.1f ms (%.1f MB/s); after SIGALRM at 10..50%% %s returned in %.2f ms median, %.2f ms max; %s %zd in %.2f ms; read_extent %s; bound %.1f ms",
+	fz_diag("  read() of %zu into %d mappings of a %zu-byte uncached BAR: full %.1f ms (%.1f MB/s); after SIGALRM at 10..50%% %s returned in %.2f ms median, %.2f ms max; %s %zd in %.2f ms; preempt_model %s; bound %.1f ms",
 		len, SLOW_COPIES, bar, full * 1e3, len / full / 1e6, fz_dev_name,
 		lat[FZ_ARRAY_SIZE(at) / 2] * 1e3, lat[FZ_ARRAY_SIZE(at) - 1] * 1e3,
 		fz_ref_name, rret, ref_lat * 1e3, model, bound * 1e3);

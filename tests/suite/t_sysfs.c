@@ -8,14 +8,15 @@
  *	erms_threshold (ro)	shortest clear the erms variant does with rep stosb
  *	shared_huge (ro)	tmpfs huge= policy of MAP_SHARED memory
  *	policy/clear_user_variant	the clear loop chosen for this CPU
- *	policy/ *_threshold_reason	where each threshold comes from
+ *	policy/ *_threshold_source	derived or parameter (the rule: debugfs)
  *
  * Every forced variant and a small and a big chunk size are exercised with
  * the compact differential checks (including reads running into a
  * PROT_NONE page, i.e. each loop's fault fixup).  Parameters are restored.
  * A value refused at run time says why in the kernel log.  The parameters
  * are only the administrator's knobs (the list in docs/sysfs.md); the
- * policy/ attributes are read-only.
+ * policy/ attributes are read-only and hold one value each, their reasons
+ * are in debugfs (fastzero/reasons).
  *
  * FZ_EXPECT_VARIANT overrides the variant expected from /proc/cpuinfo.
  * The derived thresholds are recomputed here with driver/policy.h, the
@@ -41,8 +42,9 @@ static const char *const variants[] = {
 
 /* What the module chose: policy/, beside stats/ (docs/sysfs.md). */
 static const char *const policy_attrs[] = {
-	"clear_user_variant", "read_extent", "splice_unit", "nt_threshold_reason",
-	"erms_threshold_reason", "clzero", "cold_variant", "cold_threshold_reason",
+	"clear_user_variant", "read_extent", "preempt_model", "splice_unit",
+	"nt_threshold_source", "erms_threshold_source", "cold_threshold_source",
+	"clzero", "cold_variant",
 };
 
 /* The administrator's knobs: every other name is a policy/ attribute. */
@@ -154,27 +156,32 @@ static void guest_cpu(struct fz_cpu *cpu)
 
 /*
  * A threshold the module derived must be what policy.h derives from this
- * CPU, within bounds, with the rule as its reason; one set by a parameter
- * (FZ_INSMOD_ARGS) says so.
+ * CPU, within bounds, policy/NAME_source "derived" and the rule its
+ * reason in debugfs; one set by a parameter (FZ_INSMOD_ARGS) says so.
  */
 static int check_threshold(const char *name, unsigned long want,
 			   const char *want_why, unsigned long max, char *why)
 {
-	char val[64], reason[512], rname[64];
+	char val[64], reason[512], sname[64], src[32];
 	unsigned long v;
 
-	snprintf(rname, sizeof(rname), "%s_reason", name);
+	snprintf(sname, sizeof(sname), "%s_source", name);
 	if (param_read(name, val, sizeof(val)) || sscanf(val, "%lu", &v) != 1)
 		return fz_fail(why, "%s not readable as a number", name);
-	if (param_read(rname, reason, sizeof(reason)) || !reason[0])
-		return fz_fail(why, "%s not readable", rname);
-	fz_diag("  %s %lu: %s", name, v, reason);
+	if (param_read(sname, src, sizeof(src)))
+		return fz_fail(why, "policy/%s not readable", sname);
+	if (fz_reason(name, reason, sizeof(reason)))
+		return fz_fail(why, "no %s line in " FZ_REASONS, name);
+	fz_diag("  %s %lu, %s: %s", name, v, src, reason);
 	if (v > max)
 		return fz_fail(why, "%s %lu above %lu", name, v, max);
-	if (!strncmp(reason, "set by parameter", 16))
-		return FZ_PASS;
+	if (!strcmp(src, "parameter"))
+		return strcmp(reason, "set by parameter") ?
+		       fz_fail(why, "%s given, its reason is \"%s\"", name, reason) : FZ_PASS;
+	if (strcmp(src, "derived"))
+		return fz_fail(why, "policy/%s is \"%s\"", sname, src);
 	if (strncmp(reason, want_why, strlen(want_why)))
-		return fz_fail(why, "%s is \"%s\", policy.h says \"%s\"", rname,
+		return fz_fail(why, "%s's reason is \"%s\", policy.h says \"%s\"", name,
 			       reason, want_why);
 	if (v != want)
 		return fz_fail(why, "%s %lu, policy.h derives %lu from this CPU",
@@ -205,7 +212,7 @@ static int test_nt_threshold_derived(const void *arg, char *why)
 
 	(void)arg;
 	guest_cpu(&cpu);
-	want = fz_policy_nt_threshold(&cpu, fz_file_has_word(FZ_POLICY "/clzero", "usable:"),
+	want = fz_policy_nt_threshold(&cpu, fz_file_has_word(FZ_POLICY "/clzero", "usable"),
 				      &rule);
 	fz_diag("  CPU: vendor %d rep_good %d erms %d fsrs %d, last-level cache %lu KiB (%lu per thread) from %s",
 		cpu.vendor, cpu.rep_good, cpu.erms, cpu.fsrs, cpu.llc_size >> 10,
@@ -339,16 +346,19 @@ static void test_nt_threshold(const char *val)
 static int test_read_extent(const void *arg, char *why)
 {
 	static const char *const models[] = { "none", "voluntary", "full", "lazy", "rt" };
-	char val[160], model[32] = "";
+	char val[64], model[32] = "", reason[256];
 	unsigned long extent;
 	size_t i;
 
 	(void)arg;
-	if (param_read("read_extent", val, sizeof(val)))
-		return fz_fail(why, "read_extent not readable");
-	fz_diag("  read_extent: %s", val);
-	if (sscanf(val, "%lu %31s", &extent, model) != 2)
-		return fz_fail(why, "read_extent \"%s\" is not \"BYTES MODEL (...)\"", val);
+	if (param_read("read_extent", val, sizeof(val)) ||
+	    param_read("preempt_model", model, sizeof(model)))
+		return fz_fail(why, "read_extent or preempt_model not readable");
+	if (fz_reason("read_extent", reason, sizeof(reason)))
+		return fz_fail(why, "no read_extent line in " FZ_REASONS);
+	fz_diag("  read_extent %s, preempt_model %s: %s", val, model, reason);
+	if (sscanf(val, "%lu", &extent) != 1)
+		return fz_fail(why, "read_extent \"%s\" is not a number", val);
 	for (i = 0; i < FZ_ARRAY_SIZE(models) && strcmp(model, models[i]); i++)
 		;
 	if (i == FZ_ARRAY_SIZE(models))
@@ -418,7 +428,7 @@ static int test_stats_private(const void *arg, char *why)
  */
 static int test_layout(const void *arg, char *why)
 {
-	char path[256];
+	char path[256], val[256];
 	struct stat st;
 	size_t i, n = 0;
 	DIR *d = opendir(FZ_PARAMS);
@@ -449,6 +459,9 @@ static int test_layout(const void *arg, char *why)
 		if ((st.st_mode & 07777) != 0444)
 			return fz_fail(why, "%s is mode %04o, want 0444", path,
 				       st.st_mode & 07777);
+		/* one value per file (Documentation/filesystems/sysfs.rst) */
+		if (fz_read_file(path, val, sizeof(val)) || !val[0] || strpbrk(val, " \t"))
+			return fz_fail(why, "%s holds \"%s\", not one value", path, val);
 	}
 	return FZ_PASS;
 }
@@ -527,9 +540,9 @@ int main(int argc, char **argv)
 	fz_run(test_erms_threshold, NULL, "erms_threshold_derived_by_policy");
 	fz_run(test_nt_threshold_derived, NULL, "nt_threshold_derived_by_policy");
 	restore_after("nt_threshold", "4096", test_nt_threshold);
-	nv[0] = "nt_threshold_reason";
-	nv[1] = "set by parameter";
-	fz_run(test_readonly, nv, "nt_threshold_reason_set_by_parameter_read_only");
+	nv[0] = "nt_threshold_source";
+	nv[1] = "parameter";
+	fz_run(test_readonly, nv, "nt_threshold_source_parameter_read_only");
 	nv[0] = "erms_threshold";
 	nv[1] = NULL;
 	fz_run(test_readonly, nv, "erms_threshold_read_only");

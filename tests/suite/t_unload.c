@@ -339,9 +339,9 @@ static int test_good_params(const void *arg, char *why)
 		{ "shared_huge", "never" },
 		{ "force_variant", "unrolled" },
 		{ "erms_threshold", "1024" },
-		{ "policy/erms_threshold_reason", "set by parameter" },
+		{ "policy/erms_threshold_source", "parameter" },
 		{ "nt_threshold", "0" },
-		{ "policy/nt_threshold_reason", "set by parameter" },
+		{ "policy/nt_threshold_source", "parameter" },
 	};
 	char path[256], val[64];
 	int err = fz_load_module("chunk_size=65536 shared_huge=never force_variant=unrolled erms_threshold=1024 nt_threshold=0");
