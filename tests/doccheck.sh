@@ -110,15 +110,15 @@ check_param_table() {
 # entry in docs/ABI/testing/, in the kernel's Documentation/ABI format.
 check_abi() {
 	local abi=docs/ABI/testing/sysfs-class-misc-fastzero n missing=()
-	for n in $(sed -n 's/^static DEVICE_ATTR_RO(\([a-z0-9_]*\));/\1/p' driver/*.c); do
+	while read -r n; do
 		grep -qx "What:		/sys/class/misc/fastzero/policy/$n" "$abi" || missing+=("policy/$n")
-	done
-	for n in $(sed -n 's/^FZ_STAT_ATTR(\([a-z0-9_]*\),.*/\1/p' driver/stats.c); do
+	done < <(sed -n 's/^static DEVICE_ATTR_RO(\([a-z0-9_]*\));/\1/p' driver/*.c)
+	while read -r n; do
 		grep -qx "What:		/sys/class/misc/fastzero/stats/$n" "$abi" || missing+=("stats/$n")
-	done
-	for n in $(params); do
+	done < <(sed -n 's/^FZ_STAT_ATTR(\([a-z0-9_]*\),.*/\1/p' driver/stats.c)
+	while read -r n; do
 		grep -qx "What:		/sys/module/fastzero/parameters/$n" "$abi" || missing+=("parameters/$n")
-	done
+	done < <(params)
 	verdict "every sysfs file has a Documentation/ABI entry ($abi)" "${missing[@]}"
 }
 
