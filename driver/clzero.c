@@ -20,7 +20,7 @@
  * memory, not a user page: the test needs nothing of the loading task
  * (its address space, limits or signals), so every load on a CPU decides
  * the same.  The variant is used only if CPUID has it and the self-test
- * passed; otherwise the reason shows in policy/clzero (sysfs) and, when
+ * passed; otherwise policy/clzero says refused, the reason is in debugfs (fastzero/reasons) and, when
  * force_variant asked for it, in one line of the kernel log.
  */
 
@@ -244,7 +244,7 @@ void fz_clzero_init(bool forced)
 /**
  * fz_clzero_reason() - whether the clzero variant may run, and why
  *
- * Return: "usable: ..." or "refused: ..." (policy/clzero in sysfs).
+ * Return: "usable: ..." or "refused: ..." (the clzero line of debugfs fastzero/reasons).
  */
 const char *fz_clzero_reason(void)
 {

@@ -20,27 +20,15 @@
 #include "clear_loops.h"
 
 /*
- * The extent a read clears in one call of the clear loop, between signal
- * checks (and, on cooperative kernels, cond_resched() calls).  /dev/zero
- * uses PAGE_SIZE.  chunk_size 0 (the default) sizes extents in time; any
- * other value, 4 KiB to FZ_CHUNK_MAX, fixes them.
- *
- * One policy for every preemption model, in time: no extent is to take
- * longer than FZ_EXTENT_BUDGET_NS.  A read's extents come in pairs, each
- * timed: a probe of at most FZ_EXTENT_PROBE bytes, then a main extent of
- * what the budget clears at the probe's rate and at the rate of the
- * read's previous main extent, whichever is less.  A probe may run on
- * lines the cache holds and say nothing about the memory behind them, so
- * no extent clears more than FZ_EXTENT_GROWTH times the bytes the read
- * has cleared and timed since it last entered a mapping: a read ramps up
- * from its first probe (16 KiB, 128 KiB, 1.1 MiB, ...), each step timed
- * on the memory it clears, and starts over where read.c ends an extent
- * at the end of a mapping, whose successor may be slower memory.  At
- * most FZ_EXTENT_MAX, mainline's clear_pages() batch between
- * cond_resched() calls (PROCESS_PAGES_NON_PREEMPT_BATCH).  A read of at
- * most FZ_EXTENT_WHOLE is one extent.  Only the read's own measurements
- * count.  What the budget holds for and what it does not, with numbers:
- * docs/design-read.md.
+ * The extent a read clears between signal checks (and cond_resched() on
+ * cooperative kernels); /dev/zero's is PAGE_SIZE.  chunk_size 0 sizes
+ * extents in time, so that none takes longer than FZ_EXTENT_BUDGET_NS
+ * on any memory: a timed probe, then a main extent the budget clears at
+ * the rates this read measured, growing at most FZ_EXTENT_GROWTH times
+ * what it timed in the mapping (a probe may hit lines the cache holds),
+ * up to mainline clear_pages()'s batch, FZ_EXTENT_MAX.  A read of at
+ * most FZ_EXTENT_WHOLE is one extent.  Any other chunk_size fixes them.
+ * What the budget holds for and what not: docs/design-read.md.
  */
 #define FZ_CHUNK_AUTO		0
 #define FZ_EXTENT_ALIGN		4096UL		/* PAGE_SIZE on x86-64 */
@@ -221,7 +209,7 @@ static inline void fz_policy_extents_piece(struct fz_extents *x,
 }
 
 /**
- * fz_policy_extent_why() - the extent policy in words, for sysfs
+ * fz_policy_extent_why() - the extent policy in words, for debugfs
  * @chunk_size: the chunk_size parameter, FZ_CHUNK_AUTO if not set
  *
  * Return: a constant string.
@@ -254,7 +242,7 @@ enum fz_vendor {
  * @max_ext_leaf: highest extended CPUID leaf
  * @llc_size: bytes of the last-level cache a thread sees (0: unknown)
  * @llc_per_thread: @llc_size divided by the threads sharing it
- * @llc_from: where @llc_size came from, for the reasons in sysfs
+ * @llc_from: where @llc_size came from, for the reasons in debugfs
  * @fallback_kb: the kernel's x86_cache_size (/proc/cpuinfo "cache size")
  */
 struct fz_cpu {
@@ -382,20 +370,15 @@ static inline enum fz_loop fz_policy_variant(const struct fz_cpu *cpu)
 /**
  * fz_policy_erms_threshold() - shortest clear the erms variant does with rep stosb
  * @cpu: the CPU's vendor and features
- * @why: if not NULL, set to the reason, for sysfs
+ * @why: if not NULL, set to the reason (debugfs fastzero/reasons)
  *
- * glibc 2.40 (dl_init_cacheinfo()) uses rep stosb in memset from 2048
- * bytes (rep_stosb_threshold), and never on AMD ("for AMD Zen3+
- * architecture, the performance of the vectorized loop is slightly better
- * than ERMS").  Below the threshold fastzero runs 8-byte movq stores, not
- * glibc's 32- or 64-byte vector stores, so rep stosb pays off sooner: on
- * AMD (ERMS is Zen 3 on) from 768 bytes, measured on Zen 4 (README;
- * `make calibrate` measures yours).  Elsewhere glibc's 2048, untested
- * here and conservative: below it fastzero clears as the kernel's own
- * clear_user() has since 6.4.  With FSRS short rep stosb is fast: 0.
- * Only CPUID's FSRS counts: on a Zen 4, where Linux 6.4+ sets
- * X86_FEATURE_FSRS from FSRM, rep stosb takes 1.4-3.2x the unrolled loop
- * from 8 to 256 bytes and overtakes it at 640-704 (README).
+ * glibc's memset starts rep stosb at 2048 bytes (rep_stosb_threshold)
+ * after vector stores; below the threshold fastzero has 8-byte movq
+ * stores, so on AMD rep stosb pays off sooner, from 768 bytes (Zen 4;
+ * `make calibrate` measures yours).  Elsewhere glibc's 2048.  With FSRS
+ * in CPUID, 0; not the kernel's X86_FEATURE_FSRS, which 6.4+ sets from
+ * AMD's FSRM where short rep stosb is slow.  Numbers:
+ * docs/design-clear.md#fsrm-and-fsrs.
  *
  * Return: the threshold in bytes.
  */
@@ -427,24 +410,15 @@ static inline unsigned long fz_policy_erms_threshold(const struct fz_cpu *cpu,
  * fz_policy_nt_threshold() - read size from which non-temporal stores are used
  * @cpu: the CPU's vendor, features and last-level cache
  * @clzero: the clzero variant passed its load-time self-test (clzero.c)
- * @why: if not NULL, set to the reason, for sysfs
+ * @why: if not NULL, set to the reason (debugfs fastzero/reasons)
  *
- * glibc 2.40's dl_init_cacheinfo(): non_temporal_threshold is a quarter
- * of the shared cache, at least 3/4 of one thread's share of it (that
- * share alone without ERMS), 64 MiB when the cache info is missing
- * (below 0x4040 bytes); memset uses it on Intel only
- * (memset_non_temporal_threshold is SIZE_MAX elsewhere: "only been tested
- * on Intel hardware").  fastzero follows that for its rep stos variants
- * on AMD without a usable CLZERO: none, which on Zen 4 is measured right
- * for MOVNTI (0.69-0.82x one long rep stos, docs/design-clear.md).  With
- * CLZERO, a store that is weakly ordered and does not read the line in
- * either, half the shared cache: on Zen 4 (32 MiB L3, native userspace,
- * docs/benchmarks.md) rep stos beats CLZERO into a reused buffer of up
- * to 12 MiB (1.1-1.3x) and CLZERO wins from 16 MiB (1.1-1.3x; 1.9x at
- * 24 MiB, where one rep stos neither stays in the cache nor streams yet).
- * The unrolled movq loop has no streaming protocol: it takes glibc's
- * threshold on every vendor.  Which store runs from the threshold on:
- * fz_policy_read_loop().
+ * glibc's non_temporal_threshold (dl_init_cacheinfo()): a quarter of the
+ * shared cache, at least 3/4 of a thread's share (the share alone without
+ * ERMS), 64 MiB without cache info; memset uses it on Intel only, and so
+ * do the rep stos variants here, but for AMD with a usable CLZERO: half
+ * the shared cache, where CLZERO overtakes rep stos into a reused buffer
+ * (Zen 4).  The unrolled loop takes glibc's threshold everywhere.  The
+ * numbers: docs/design-clear.md; the store used: fz_policy_read_loop().
  *
  * Return: the threshold in bytes, 0 for never.
  */
@@ -486,32 +460,14 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 }
 
 /*
- * Cold destinations.  A store that does not read the line in
- * first (CLZERO on AMD, MOVNTI) beats rep stos into memory the cache does
- * not hold, and loses to it into memory it does:
- *
- *  - AMD, Zen 4, native userspace (clearbench --sections stores,fault:
- *    docs/benchmarks.md): CLZERO 2.3-2.4x rep stosb for 1-16 MiB chunks
- *    of a cold 4 GiB region and for a new 2 MiB folio, about even from
- *    32 MiB, where one rep stos streams; into a reused buffer behind
- *    rep stos while the cache holds it, ahead from half the L3 (see
- *    fz_policy_nt_threshold()).  Upstream: Zen 5 2 MiB faults 67 GB/s
- *    with CLZERO against 35 with clear_pages() (Raghavendra K T, 2025-09).
- *  - Intel: MOVNTI, measured here (Xeon, Ice Lake server, `make model`
- *    and clearbench --sections stores: docs/benchmarks.md), and
- *    upstream (Ankur Arora, 2022: Icelake MOVNTI 24.5 GB/s against rep
- *    stosb 9.4-12.4).
- *
- * A read cannot see whether its buffer is cached; what the open file's
- * reads did can tell.  Reads that each start where the one before ended
- * stream through memory: once the run (this read included) reaches
- * nt_threshold, the size from which a reused buffer no longer stays in
- * the cache (fz_policy_nt_threshold()), the run has written more than
- * the cache keeps and moves on into memory it does not hold, a program
- * filling an array, whatever the size of one read.  A ring of slots in
- * one buffer, or double buffers, restart the run where they wrap, so a
- * ring the cache holds keeps rep stos.  Only the file's own reads count.
- * The numbers: docs/design-clear.md.
+ * Cold destinations.  A store that does not read the line in first
+ * (CLZERO on AMD, MOVNTI on Intel) beats rep stos into memory the cache
+ * does not hold and loses to it into memory it does.  A read cannot see
+ * which its buffer is; the open file's reads can: reads that each start
+ * where the last ended stream through memory, and once such a run reaches
+ * nt_threshold it has written more than the cache keeps.  A ring the
+ * cache holds restarts the run where it wraps and keeps rep stos.  The
+ * numbers, and upstream's: docs/design-clear.md.
  */
 #define FZ_COLD_THRESHOLD	((unsigned long)SZ_64K)
 
@@ -519,7 +475,7 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
  * fz_policy_cold_loop() - the store for destinations the cache does not hold
  * @cpu: the CPU's vendor
  * @clzero: the clzero variant passed its load-time self-test (clzero.c)
- * @why: if not NULL, set to the reason, for sysfs
+ * @why: if not NULL, set to the reason (debugfs fastzero/reasons)
  *
  * Return: FZ_LOOP_CLZERO on AMD where it runs, FZ_LOOP_NT on Intel,
  * FZ_LOOP_AUTO (no cold store: the patched variant) otherwise.
