@@ -20,8 +20,9 @@
  * memory, not a user page: the test needs nothing of the loading task
  * (its address space, limits or signals), so every load on a CPU decides
  * the same.  The variant is used only if CPUID has it and the self-test
- * passed; otherwise policy/clzero says refused, the reason is in debugfs (fastzero/reasons) and, when
- * force_variant asked for it, in one line of the kernel log.
+ * passed; otherwise policy/clzero says refused, with the reason in
+ * debugfs (fastzero/reasons) and, when force_variant asked for it, in one
+ * line of the kernel log.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
