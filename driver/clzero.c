@@ -123,7 +123,12 @@ static const char *fz_clzero_fault_case(unsigned char *page,
 	void __user *to;
 
 	memset(page, FZ_CLZERO_POISON, PAGE_SIZE);
-	/* the user flavour on a kernel address: STAC/CLAC are harmless */
+	/*
+	 * The user flavour on a kernel address, as x86's
+	 * __put_kernel_nofault() runs __put_user_size() on a __force-cast
+	 * kernel pointer: the instructions and fixups a user page gets,
+	 * STAC/CLAC harmless.
+	 */
 	to = (void __force __user *)(page + start);
 	FZ_CALL_LOOP("fz_clear_user_clzero", to, left, ASM_CALL_CONSTRAINT);
 	if (left != len - before)
@@ -194,7 +199,7 @@ static enum fz_clzero_state fz_clzero_selftest(const char **why)
 		goto refuse;
 	}
 	memset(buf, FZ_CLZERO_POISON, FZ_CLZERO_TEST_BUF);
-	/* the user flavour on a kernel address: its STAC/CLAC are harmless */
+	/* the user flavour on a kernel address (fz_clzero_fault_case()) */
 	to = (void __force __user *)(buf + start);
 	FZ_CALL_LOOP("fz_clear_user_clzero", to, left, ASM_CALL_CONSTRAINT);
 	if (left) {
