@@ -22,10 +22,11 @@
 #   make dkms-uninstall  dkms remove, from every kernel, and its /usr/src copy
 #   make deb          fastzero-dkms and fastzero-tools .debs in build/deb/
 #                     (debian/make-deb.sh: dpkg-buildpackage -b, lintian)
-#   make upstream     the /dev/zero kernel series (docs/upstream.md): upstream/out
-#                     regenerated from upstream/series, checkpatch --strict, git am
-#                     onto Debian's 7.2 and 7.3 sources, compared with the committed
-#                     files (UPSTREAM_UPDATE=1: rewrite them; UPSTREAM_BUILD=1: also
+#   make upstream     the /dev/zero kernel series (docs/upstream.md): build/upstream/out
+#                     generated from upstream/series, signed off by you (git's
+#                     user.name/user.email, or UPSTREAM_IDENT="Name <address>"),
+#                     checkpatch --strict, git am onto Debian's 7.2 and 7.3
+#                     sources (UPSTREAM_BUILD=1: also
 #                     a W=1 build of the touched objects after each patch;
 #                     UPSTREAM_MODEL=1: also /dev/zero's read() before and after,
 #                     timed on this CPU, mode native userspace)
@@ -96,8 +97,8 @@ KERNEL_IDS = $(shell sed -n "s/^FZ_KERNEL_IDS='\(.*\)'$$/\1/p" $(CURDIR)/tests/v
 ifneq ($(filter-out 0 1,$(QUICK)),)
 $(error fastzero: QUICK=$(QUICK): 1 (the short run) or 0 (the full one))
 endif
-ifneq ($(filter-out 0 1,$(UPSTREAM_UPDATE) $(UPSTREAM_BUILD) $(UPSTREAM_MODEL)),)
-$(error fastzero: UPSTREAM_UPDATE, UPSTREAM_BUILD and UPSTREAM_MODEL take 1 or 0)
+ifneq ($(filter-out 0 1,$(UPSTREAM_BUILD) $(UPSTREAM_MODEL)),)
+$(error fastzero: UPSTREAM_BUILD and UPSTREAM_MODEL take 1 or 0)
 endif
 ifneq ($(filter bench,$(goals)),)
 # run-bench.sh checks its variables itself, in seconds: one line each
@@ -215,8 +216,7 @@ deb:
 
 # The upstream series: regenerated from its stack and checked (upstream/series.sh).
 upstream:
-	upstream/series.sh $(if $(filter 1,$(UPSTREAM_UPDATE)),--update) \
-		$(if $(filter 1,$(UPSTREAM_BUILD)),--build) \
+	upstream/series.sh $(if $(filter 1,$(UPSTREAM_BUILD)),--build) \
 		$(if $(filter 1,$(UPSTREAM_MODEL)),--model)
 
 clean:

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# upstream-proof.sh: the upstream series (upstream/out) in the 7.x debug kernel, booted, with the suite's tests run against the patched /dev/zero and the unpatched one.
+# upstream-proof.sh: the upstream series (upstream/series) in the 7.x debug kernel, booted, with the suite's tests run against the patched /dev/zero and the unpatched one.
 #
 # Usage: tests/vm/upstream-proof.sh [--build-only]
 #   1. the 7-debug kernel (debug-kernel.sh 7; built first if it is not);
 #   2. the series applied (patch -p1) in an overlayfs layer over that
 #      built tree (/fzdebug-7-upstream in the sid chroot), make bzImage:
-#      only the touched objects recompile, then vmlinux links again;
+#      only the touched objects recompile, then vmlinux links again; and
+#      the patches generated as they are sent (upstream/series.sh, signed
+#      off by a test identity, checkpatch --strict, git am onto the tree);
 #   3. unless --build-only, two boots under -cpu max, no module: the
 #      unpatched 7-debug image and the patched one, each running
 #      tests/suite with FZ_DEV=/dev/zero FZ_MODULE=0 (read, readv,
@@ -51,7 +53,9 @@ result ok "7-debug kernel ($(sed -n 's/^KVER=//p' <<<"$out"))"
 # their own paths and recompiles only what the series touches.
 DI=/fzdebug-7-upstream
 layer=$FZ_SID_ROOT$DI
-patches=("$FZ_REPO"/upstream/out/000[1-9]-*.patch)
+# the stack's diffs: the code the patches carry (upstream/series.sh makes
+# the signed patches of them)
+patches=("$FZ_REPO"/upstream/series/[0-9][0-9][0-9][0-9]-*/diff)
 mapfile -t files < <(sed -n 's|^+++ b/||p' "${patches[@]}" | sort -u)
 # A layer is kept while the base build and the files the series touches
 # stay the same (a file no longer patched would keep its patched object).
@@ -90,6 +94,16 @@ if FZ_SID_OVER="$base_di $DI" fz_sid_exec make -C "$base_di" LOCALVERSION=-fzdeb
 	result ok "the touched objects build with W=1 -Werror (${objs[*]})"
 else
 	result fail "the touched objects build with W=1 -Werror" "log: $OUT/w1.log"
+fi
+# The patches as they are sent: generated from the stack, signed off by a
+# test identity, checkpatch --strict on the signed files, git am onto the
+# debug tree (upstream/series.sh, with that tree as its base).
+tree=$FZ_SID_ROOT$base_di
+if UPSTREAM_IDENT='fastzero test <test@example.invalid>' UPSTREAM_BASE=$tree UPSTREAM_NEWEST=$tree \
+	"$FZ_REPO/upstream/series.sh" >"$OUT/series.log" 2>&1; then
+	result ok "the signed patches generate, checkpatch --strict clean, and apply ($(grep -c 'checkpatch --strict: clean' "$OUT/series.log") patches)"
+else
+	result fail "the signed patches generate, checkpatch --strict clean, and apply" "log: $OUT/series.log"
 fi
 ((build_only)) && finish
 
