@@ -636,19 +636,31 @@ int fz_delete_module(const char *name, unsigned int flags)
 	return syscall(__NR_delete_module, name, flags);
 }
 
-int fz_load_module(const char *params)
+int fz_module_open(void)
 {
-	const char *ko = getenv("FZ_KO"), *boot = getenv("FZ_MODULE_PARAMS");
+	const char *ko = getenv("FZ_KO");
+	int fd = open(ko && *ko ? ko : "/fastzero.ko", O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int fz_module_load_fd(int fd, const char *params)
+{
+	const char *boot = getenv("FZ_MODULE_PARAMS");
 	char all[1024];
-	int fd, ret = 0;
 
 	/* The harness's own parameters first: a later one wins (parse_args()). */
 	snprintf(all, sizeof(all), "%s %s", boot ? boot : "", params);
-	fd = open(ko && *ko ? ko : "/fastzero.ko", O_RDONLY | O_CLOEXEC);
+	return syscall(SYS_finit_module, fd, all, 0) ? -errno : 0;
+}
+
+int fz_load_module(const char *params)
+{
+	int fd = fz_module_open(), ret;
+
 	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, all, 0))
-		ret = -errno;
+		return fd;
+	ret = fz_module_load_fd(fd, params);
 	close(fd);
 	return ret;
 }

@@ -206,6 +206,10 @@ int fz_delete_module(const char *name, unsigned int flags);
  * harness loaded it with (FZ_MODULE_PARAMS), then @params: 0 or -errno.
  */
 int fz_load_module(const char *params);
+/* fz_load_module() in two steps: the module file opened (fd or -errno)... */
+int fz_module_open(void);
+/* ... and loaded from @fd, as fz_load_module(@params) would: 0 or -errno. */
+int fz_module_load_fd(int fd, const char *params);
 /*
  * Unload the module (not loaded is fine), then fz_load_module(@params).
  * With @dev, close *@dev first and reopen the device into it afterwards

@@ -16,8 +16,11 @@
  * and reads that each start where the last ended (the ones it serves,
  * with cold_threshold lowered to one page) match /dev/zero.  Last, the
  * load does not depend on the task that loads: a child at its RLIMIT_AS,
- * under MDWE, with READ_IMPLIES_EXEC, at vm.max_map_count or with a signal
- * pending loads the module, which chooses what it chose for the harness.
+ * under MDWE, with READ_IMPLIES_EXEC, at vm.max_map_count, with a signal
+ * pending or in a memory cgroup at its limit loads the module, and so does
+ * the modprobe a kernel thread starts for request_module() (this program
+ * again, as /proc/sys/kernel/modprobe); each time the module chooses what
+ * it chose for the harness.
  */
 #include <cpuid.h>
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -188,6 +192,27 @@ static int cond_max_map_count(void)
 	return fz_write_file("/proc/sys/vm/max_map_count", val);
 }
 
+#define CG_LOADER	"/sys/fs/cgroup/fz_loader"
+
+/*
+ * In a memory cgroup of its own whose memory.max is what it holds: every
+ * charge of the load beyond that fails (no swap to reclaim to).
+ */
+static int cond_memcg_at_limit(void)
+{
+	char why[FZ_WHYLEN], val[32];
+	int ret = fz_memcg_create(CG_LOADER, why);
+
+	if (ret != FZ_PASS)
+		return ret == FZ_SKIP ? -EINVAL : -EIO;
+	snprintf(val, sizeof(val), "%d", getpid());
+	if (fz_write_file(CG_LOADER "/cgroup.procs", val) ||
+	    fz_write_file(CG_LOADER "/memory.swap.max", "0") ||
+	    fz_read_file(CG_LOADER "/memory.current", val, sizeof(val)))
+		return -EIO;
+	return fz_write_file(CG_LOADER "/memory.max", val);
+}
+
 struct loader {
 	const char *name;
 	int (*set)(void);
@@ -199,42 +224,34 @@ static const struct loader loaders[] = {
 	{ "with_read_implies_exec", cond_read_implies_exec },
 	{ "with_a_signal_pending", cond_signal_pending },
 	{ "at_vm_max_map_count", cond_max_map_count },
+	{ "in_a_memcg_at_its_limit", cond_memcg_at_limit },
 };
 
-/* The child: exit 0 loaded, 2 the kernel lacks the condition, 1 failed. */
+/*
+ * The child, with the module file open and the module unloaded first:
+ * exit 0 loaded, 2 the kernel lacks the condition, 3 it was not set, 4 no
+ * module file, 64 + errno the load failed.
+ */
 static void load_as(void *arg)
 {
 	const struct loader *l = arg;
-	int err = l->set();
+	int fd = fz_module_open(), err;
 
+	if (fd < 0 || (fz_delete_module("fastzero", O_NONBLOCK) && errno != ENOENT))
+		_exit(4);
+	err = l->set();
 	if (err)
 		_exit(err == -EINVAL ? 2 : 3);
-	_exit(fz_reload_module("", NULL) ? 1 : 0);
+	err = fz_module_load_fd(fd, "");
+	_exit(err ? 64 + (-err & 63) : 0);
 }
 
-/* The module loads whoever loads it, and chooses what it chose before. */
-static int test_loader(const void *arg, char *why)
+/* Loaded again: the device there, and the same choices as for the harness. */
+static int check_reloaded(char *why)
 {
-	const struct loader *l = arg;
 	char now[FZ_ARRAY_SIZE(choices)][512];
-	int st, err;
 	size_t i;
 
-	if (dev >= 0)
-		close(dev);
-	dev = -1;
-	st = fz_in_child(load_as, (void *)l);
-	if (l->set == cond_max_map_count &&
-	    fz_write_file("/proc/sys/vm/max_map_count", max_map_count))
-		return fz_fail(why, "vm.max_map_count not restored to %s", max_map_count);
-	if (st == 256 + 2) {
-		err = fz_reload_module("", &dev);
-		return err ? fz_fail(why, "module not restored: %s", strerror(-err)) :
-			     fz_skip(why, "the kernel has no such condition (EINVAL)");
-	}
-	if (st)
-		return fz_fail(why, "insmod by that task: %s", st == 256 + 1 ?
-			       "failed" : st == 256 + 3 ? "condition not set" : "child died");
 	dev = open(fz_dev_path, O_RDWR);
 	if (dev < 0)
 		return fz_fail(why, "%s not there after the load: %s", fz_dev_path, strerror(errno));
@@ -245,6 +262,135 @@ static int test_loader(const void *arg, char *why)
 			return fz_fail(why, "policy/%s is \"%s\", for the harness \"%s\"",
 				       choices[i], now[i], chosen[i]);
 	return FZ_PASS;
+}
+
+/* The module loads whoever loads it, and chooses what it chose before. */
+static int test_loader(const void *arg, char *why)
+{
+	const struct loader *l = arg;
+	int st, err;
+
+	if (dev >= 0)
+		close(dev);
+	dev = -1;
+	st = fz_in_child(load_as, (void *)l);
+	if (l->set == cond_max_map_count &&
+	    fz_write_file("/proc/sys/vm/max_map_count", max_map_count))
+		return fz_fail(why, "vm.max_map_count not restored to %s", max_map_count);
+	if (l->set == cond_memcg_at_limit && rmdir(CG_LOADER) && errno != ENOENT)
+		return fz_fail(why, "rmdir " CG_LOADER ": %s", strerror(errno));
+	if (st == 256 + 2) {
+		err = fz_reload_module("", &dev);
+		return err ? fz_fail(why, "module not restored: %s", strerror(-err)) :
+			     fz_skip(why, "the kernel has no such condition (EINVAL)");
+	}
+	if (st >= 256 + 64)
+		return fz_fail(why, "insmod by that task: %s", strerror(st - 256 - 64));
+	if (st)
+		return fz_fail(why, "insmod by that task: %s", st == 256 + 3 ?
+			       "condition not set" : st == 256 + 4 ? "module file or rmmod" :
+			       "child died");
+	return check_reloaded(why);
+}
+
+/*
+ * request_module() runs /proc/sys/kernel/modprobe from a kernel thread:
+ * the test points it at this program, which then loads the module from
+ * what the test left in HELPER_ARGS (the helper's environment is the
+ * kernel's own) and writes to HELPER_RC the result, whether its parent is
+ * a kernel thread (an empty cmdline) and the parent's name.
+ * mount() of an unknown filesystem type asks for module fs-HELPER_FS.
+ */
+#define HELPER_FS	"fastzero-loader-test"
+#define HELPER_ARGS	"/tmp/fz-modprobe.args"
+#define HELPER_RC	"/tmp/fz-modprobe.rc"
+
+/* @text into a new file at @path (fz_write_file() is for existing ones): 0 or -1. */
+static int put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) ? -1 : 0;
+}
+
+static int modprobe_helper(int argc, char **argv)
+{
+	char ko[512] = "", params[512] = "", comm[64] = "?", path[64], out[128];
+	FILE *f;
+	int err, kthread;
+
+	/* another request in the meantime: not ours, "not found" as modprobe says */
+	if (strcmp(argv[argc - 1], "fs-" HELPER_FS))
+		return 1;
+	f = fopen(HELPER_ARGS, "r");
+	if (!f || !fgets(ko, sizeof(ko), f))
+		return 1;
+	if (!fgets(params, sizeof(params), f))
+		params[0] = '\0';
+	fclose(f);
+	ko[strcspn(ko, "\n")] = '\0';
+	params[strcspn(params, "\n")] = '\0';
+	setenv("FZ_KO", ko, 1);
+	setenv("FZ_MODULE_PARAMS", params, 1);
+	err = fz_load_module("");
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", getppid());
+	f = fopen(path, "r");
+	kthread = f && fgetc(f) == EOF;
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/comm", getppid());
+	fz_read_file(path, comm, sizeof(comm));
+	snprintf(out, sizeof(out), "%d %d %s", -err, kthread, comm);
+	return put_file(HELPER_RC, out) ? 1 : 0;
+}
+
+static int test_kthread_loader(const void *arg, char *why)
+{
+	char exe[512], old[512], args[1100], rc[128] = "", comm[64] = "";
+	int kthread = 0;
+	const char *ko = getenv("FZ_KO"), *params = getenv("FZ_MODULE_PARAMS");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int err = 0, restored;
+
+	(void)arg;
+	if (n <= 0 || fz_read_file("/proc/sys/kernel/modprobe", old, sizeof(old)))
+		return fz_fail(why, "this program's path or the modprobe path not readable");
+	exe[n] = '\0';
+	snprintf(args, sizeof(args), "%s\n%s\n", ko && *ko ? ko : "/fastzero.ko",
+		 params ? params : "");
+	unlink(HELPER_RC);
+	if (put_file(HELPER_ARGS, args))
+		return fz_fail(why, "%s not written", HELPER_ARGS);
+	if (dev >= 0)
+		close(dev);
+	dev = -1;
+	if (fz_delete_module("fastzero", O_NONBLOCK) && errno != ENOENT)
+		return fz_fail(why, "rmmod: %s", strerror(errno));
+	if (fz_write_file("/proc/sys/kernel/modprobe", exe))
+		return fz_fail(why, "/proc/sys/kernel/modprobe not set");
+	if (!mount("none", "/tmp", HELPER_FS, 0, NULL))
+		err = EEXIST;
+	else if (errno != ENODEV)
+		err = errno;
+	restored = fz_write_file("/proc/sys/kernel/modprobe", old);
+	unlink(HELPER_ARGS);
+	if (restored)
+		return fz_fail(why, "/proc/sys/kernel/modprobe not restored to %s", old);
+	if (err)
+		return fz_fail(why, "mount -t " HELPER_FS ": %s, want ENODEV", strerror(err));
+	if (fz_read_file(HELPER_RC, rc, sizeof(rc)) ||
+	    sscanf(rc, "%d %d %63s", &err, &kthread, comm) != 3)
+		return fz_fail(why, "request_module() did not run the helper (no %s)", HELPER_RC);
+	unlink(HELPER_RC);
+	fz_diag("  loaded by modprobe, a child of %s", comm);
+	if (err)
+		return fz_fail(why, "insmod from request_module(): %s", strerror(err));
+	if (!kthread)
+		return fz_fail(why, "the helper's parent %s is not a kernel thread", comm);
+	return check_reloaded(why);
 }
 
 /* cold_variant: what policy.h gives this vendor, with a derived reason. */
@@ -330,6 +476,8 @@ int main(int argc, char **argv)
 	size_t i;
 	int err;
 
+	if (argc > 1 && !strcmp(argv[1], "-q"))	/* as modprobe, for request_module() */
+		return modprobe_helper(argc, argv);
 	fz_setup(argc, argv, &dev, &ref);
 	if (!fz_module) {
 		fz_report(FZ_SKIP, "clzero", "module tests disabled (FZ_MODULE=0)");
@@ -380,6 +528,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < FZ_ARRAY_SIZE(loaders); i++)
 		fz_run(test_loader, &loaders[i], "loads_and_chooses_the_same_%s", loaders[i].name);
+	fz_run(test_kthread_loader, NULL, "loads_and_chooses_the_same_from_request_module");
 	err = dev < 0 ? fz_reload_module("", &dev) : 0;
 	if (err)
 		fz_report(FZ_FAIL, "module_restored", strerror(-err));

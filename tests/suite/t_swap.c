@@ -245,9 +245,17 @@ static int test_pressure(const void *arg, char *why)
 	return FZ_PASS;
 }
 
-#define LAT_RESIDENT	(48u << 20)	/* the read ramps up on this */
-#define LAT_SWAPPED	(64u << 20)	/* then runs into this, in zram */
+/*
+ * The read ramps up on the resident part, then runs into the swapped one;
+ * quick runs (the debug kernels, where each swap-in is slow) a quarter of
+ * it, with half the trials.
+ */
+#define LAT_RESIDENT	(48u << 20)
+#define LAT_SWAPPED	(64u << 20)
 #define LAT_TRIALS	4
+
+static size_t lat_resident, lat_swapped;
+static unsigned int lat_trials;
 
 static volatile sig_atomic_t lat_alarms;
 
@@ -269,8 +277,8 @@ static void lat_fill(unsigned char *p, size_t len)
 /* The resident part in memory, the rest pushed out to swap. */
 static void lat_prepare(unsigned char *p)
 {
-	lat_fill(p, LAT_RESIDENT + LAT_SWAPPED);
-	madvise(p + LAT_RESIDENT, LAT_SWAPPED, MADV_PAGEOUT);
+	lat_fill(p, lat_resident + lat_swapped);
+	madvise(p + lat_resident, lat_swapped, MADV_PAGEOUT);
 }
 
 /*
@@ -291,7 +299,7 @@ static double lat_read(int fd, unsigned char *p, double delay)
 	t0 = fz_now();
 	if (delay > 0)
 		setitimer(ITIMER_REAL, &it, NULL);
-	if (read(fd, p, LAT_RESIDENT + LAT_SWAPPED) < 0)
+	if (read(fd, p, lat_resident + lat_swapped) < 0)
 		return -2;
 	end = fz_now();
 	signal(SIGALRM, SIG_IGN);
@@ -302,11 +310,12 @@ static double lat_read(int fd, unsigned char *p, double delay)
 
 /*
  * A read whose buffer is resident for its first 48 MiB and in zram for
- * the next 64: its extents ramp up on the resident part, and the one that
- * runs into the swapped part swaps in page by page with no signal check.
- * SIGALRM at 1/5..4/5 of the read's time; the latency from the timer to
- * the read's return, worst of the trials, on both devices.  Reported,
- * not bounded: what the extent budget does not hold for.
+ * the next 64 (quick: 12 and 16): its extents ramp up on the resident
+ * part, and the one that runs into the swapped part swaps in page by page
+ * with no signal check.  SIGALRM at even fractions of the read's time
+ * (1/5..4/5; quick: 1/3, 2/3); the latency from the timer to the read's
+ * return, worst of the trials, on both devices.  Reported, not bounded:
+ * what the extent budget does not hold for.
  */
 static int test_swapin_latency(const void *arg, char *why)
 {
@@ -318,26 +327,26 @@ static int test_swapin_latency(const void *arg, char *why)
 	(void)arg;
 	if (ret != FZ_PASS)
 		return ret;
-	p = mmap(NULL, LAT_RESIDENT + LAT_SWAPPED, PROT_READ | PROT_WRITE,
+	p = mmap(NULL, lat_resident + lat_swapped, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return fz_fail(why, "mmap: %s", strerror(errno));
 	for (d = 0; d < 2; d++) {
 		lat_prepare(p);
 		full[d] = lat_read(fds[d], p, 0);
-		for (k = 1; k <= LAT_TRIALS && full[d] > 0; k++) {
+		for (k = 1; k <= lat_trials && full[d] > 0; k++) {
 			lat_prepare(p);
-			lat = lat_read(fds[d], p, full[d] * k / (LAT_TRIALS + 1));
+			lat = lat_read(fds[d], p, full[d] * k / (lat_trials + 1));
 			if (lat > worst[d])
 				worst[d] = lat;
 		}
 	}
-	munmap(p, LAT_RESIDENT + LAT_SWAPPED);
+	munmap(p, lat_resident + lat_swapped);
 	if (full[0] < 0 || full[1] < 0)
 		return fz_fail(why, "read into the buffer failed");
-	fz_diag("SIGALRM into a read of %u MiB resident then %u MiB in zram: %s read %.0f ms, latency max of %u %.1f ms; %s read %.0f ms, latency max %.1f ms",
-		LAT_RESIDENT >> 20, LAT_SWAPPED >> 20, fz_dev_name, full[0] * 1e3,
-		LAT_TRIALS, worst[0] * 1e3, fz_ref_name, full[1] * 1e3,
+	fz_diag("SIGALRM into a read of %zu MiB resident then %zu MiB in zram: %s read %.0f ms, latency max of %u %.1f ms; %s read %.0f ms, latency max %.1f ms",
+		lat_resident >> 20, lat_swapped >> 20, fz_dev_name, full[0] * 1e3,
+		lat_trials, worst[0] * 1e3, fz_ref_name, full[1] * 1e3,
 		worst[1] * 1e3);
 	return FZ_PASS;
 }
@@ -352,6 +361,9 @@ int main(int argc, char **argv)
 
 	fz_setup(argc, argv, &dev, &ref);
 	map_len = (fz_quick ? 16 : 64) * FZ_MiB;
+	lat_resident = fz_quick ? LAT_RESIDENT / 4 : LAT_RESIDENT;
+	lat_swapped = fz_quick ? LAT_SWAPPED / 4 : LAT_SWAPPED;
+	lat_trials = fz_quick ? LAT_TRIALS / 2 : LAT_TRIALS;
 	fz_run(test_swap_on, NULL, "swap_on_" "zram0");
 	for (i = 0; i < 2; i++)
 		fz_run(test_pageout, &cases[i], "%s_pageout_to_swap_reads_back",

@@ -29,8 +29,9 @@
 #   FZ_DEBUG_KERNELS the debug kernel tier's kernels (default "6.12-debug
 #                  7-debug", compiled while the other tiers run; "none":
 #                  no debug tier), see run_debug_kernel
-#   FZ_UPSTREAM_PROOF 0: leave out the upstream series' proof, run after the
-#                  debug tier when 7-debug is in FZ_DEBUG_KERNELS (upstream-proof.sh)
+#   FZ_UPSTREAM_PROOF 0: leave out the upstream series' proof, one of the
+#                  debug tier's items when 7-debug is in FZ_DEBUG_KERNELS
+#                  (upstream-proof.sh)
 #   FZ_MODULE_SRC  tree with Kbuild + driver/ (default: the repo)
 #   FZ_RESULTS     where guest logs go (default $FZ_CACHE/logs/check-<time>)
 # Output: a results block per kernel/CPU, then as the very last line
@@ -726,29 +727,55 @@ start_debug_builds() {
 	DEBUG_BUILD_PID=$!
 }
 
+# debug_items: what run_debug_kernel's callers claim, in order: each debug
+# kernel, and the upstream proof after 7-debug (it boots that kernel twice).
+debug_items() {
+	local id
+	for id in $FZ_DEBUG_KERNELS; do
+		echo "$id"
+		[[ $id != 7-debug || ${FZ_UPSTREAM_PROOF:-1} != 1 ]] || echo upstream
+	done
+}
+
+# wait_debug_build ID LABEL: until start_debug_builds has built ID (or
+# stopped); the wait goes into the time table's LABEL line.
+wait_debug_build() {
+	local t0
+	t0=$(date +%s)
+	while [[ ! -e $FZ_RESULTS/debug-build-$1.rc ]] && kill -0 "$DEBUG_BUILD_PID" 2>/dev/null; do
+		sleep 5
+	done
+	SUMMARY+=("$(printf '%-6s %-22s waited %d s for its compile' "$2" "$1" $(($(date +%s) - t0)))")
+}
+
 # run_debug_kernel PAYLOAD: the suite once more on each debug kernel (KASAN,
 # kmemleak, lockdep, DEBUG_VM, DEBUG_ATOMIC_SLEEP, fault injection: t_fail
 # runs there), -cpu max, quick loads, a fuzz of up to FZ_DEBUG_FUZZ_SECONDS
 # (120) each, with shared_clear=driver, the mode with the most module code
 # on the fault path (debug.config has no init_on_alloc: the driver's clear
-# runs).  Always run, cold or warm; a kernel that fails to build is a FAIL.
-# Beside the matrix, each kernel is booted by whichever caller claims it
-# first (mkdir debug-claim-ID): the packaging job or, after the matrix, the
-# main one.
+# runs); and the upstream proof (run_upstream_proof).  Always run, cold or
+# warm; a kernel that fails to build is a FAIL.  Beside the matrix, each
+# item is run by whichever caller claims it first (mkdir debug-claim-ITEM):
+# the packaging job or, after the matrix, the main one.
 run_debug_kernel() {
-	local payload=$1 id t0 t1 f0 p0 rc how
+	local payload=$1 id t1 f0 p0 rc how
 	echo "==== debug kernels ===="
 	if [[ -z $FZ_DEBUG_KERNELS ]]; then
 		echo "  (none: FZ_DEBUG_KERNELS=none)"
 		return 0
 	fi
-	for id in $FZ_DEBUG_KERNELS; do
+	for id in $(debug_items); do
 		[[ $DEBUG_BESIDE == 0 ]] || mkdir "$FZ_RESULTS/debug-claim-$id" 2>/dev/null || continue
-		t0=$(date +%s)
-		while [[ ! -e $FZ_RESULTS/debug-build-$id.rc ]] && kill -0 "$DEBUG_BUILD_PID" 2>/dev/null; do
-			sleep 5
-		done
-		SUMMARY+=("$(printf '%-6s %-22s waited %d s for its compile' debug "$id" $(($(date +%s) - t0)))")
+		if [[ $id == upstream ]]; then
+			wait_debug_build 7-debug upstr
+			if [[ $(cat "$FZ_RESULTS/debug-build-7-debug.rc" 2>/dev/null) == 0 ]]; then
+				run_upstream_proof
+			else
+				result fail "upstream proof: 7-debug built" "log: $FZ_RESULTS/debug-build-7-debug.log"
+			fi
+			continue
+		fi
+		wait_debug_build "$id" debug
 		f0=$FAILED p0=$PASSED t1=$(date +%s)
 		rc=$(cat "$FZ_RESULTS/debug-build-$id.rc" 2>/dev/null || echo none)
 		how=$(sed -n 's/.*debug kernel built in \([0-9]*\) s$/cold: compiled in \1 s, beside the tiers above/p' \
@@ -794,7 +821,6 @@ prune_old_results() {
 # its PASS and FAIL lines are counted here.
 run_upstream_proof() {
 	local out t0=$SECONDS p f
-	[[ ${FZ_UPSTREAM_PROOF:-1} == 1 && " $FZ_DEBUG_KERNELS " == *" 7-debug "* ]] || return 0
 	echo "==== upstream series: /dev/zero patched in the 7-debug kernel ===="
 	# its status is its FAIL lines, counted below
 	out=$("$FZ_VM_DIR/upstream-proof.sh" 2>"$FZ_RESULTS/upstream-proof.err") || true
@@ -841,7 +867,6 @@ main() {
 	run_flavours "$payload"
 	run_debug_kernel "$payload"
 	finish_packaging
-	run_upstream_proof
 	echo "==== time table: every tier and boot ($(fz_accel), $(nproc) CPUs) ===="
 	printf '  %s\n' "${SUMMARY[@]}"
 	printf '  %-6s %-22s %d s (%s)\n' total - $(($(date +%s) - t0)) "$(run_kind)"
