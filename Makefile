@@ -22,7 +22,7 @@
 #   make dkms-uninstall  dkms remove, from every kernel, and its /usr/src copy
 #   make deb          fastzero-dkms and fastzero-tools .debs in build/deb/
 #                     (debian/make-deb.sh: dpkg-buildpackage -b, lintian)
-#   make upstream     the /dev/zero kernel series (docs/upstream.md): build/upstream/out
+#   make upstream     the /dev/zero kernel postings (docs/upstream.md): build/upstream/out/TREE
 #                     generated from upstream/series, signed off by you (git's
 #                     user.name/user.email, or UPSTREAM_IDENT="Name <address>"),
 #                     checkpatch --strict, git am onto Debian's 7.2 and 7.3

@@ -1,29 +1,31 @@
 #!/usr/bin/env bash
-# series.sh - the upstream series (docs/upstream.md) as git format-patch output, regenerated from upstream/series/.
+# series.sh - the upstream postings (docs/upstream.md) as git format-patch output, one series per tree, regenerated from upstream/series/.
 #
 # Usage: upstream/series.sh [--build] [--model]
-#   (none)    generate the patches into build/upstream/out, signed off by
-#             the sender (below), run checkpatch --strict on every signed
-#             patch, git am the series onto the base and the newest
-#             source, apply each patch alone onto the base, and run the
-#             patched rep_stos_alternative() in userspace (upstream/test/)
+#   (none)    generate each posting into build/upstream/out/TREE, signed off
+#             by the sender (below), run checkpatch --strict on every
+#             signed patch, git am each posting by itself onto the base
+#             and the newest source, and all of them together onto the base
 #   --build   also compile the touched objects after each patch, W=1, with
 #             make allnoconfig + tests/vm/debug.config (nice -n 19; about
 #             15 minutes cold on 2 cores, seconds per patch after that)
-#   --model   also time /dev/zero's read() before and after the series on
-#             this CPU (upstream/test/read_zero_model.c, the kernel's own
-#             clear_user() code; mode native userspace) into
+#   --model   also time /dev/zero's read() in 4 KiB, timed and fixed
+#             extents on this CPU (upstream/test/read_zero_model.c, the
+#             kernel's own clear_user() code; mode native userspace) into
 #             build/upstream/read_zero_model.txt
 #
-# The series is upstream/series/NNNN-name/{msg,diff}: msg is the commit
-# message (subject, blank line, body; no Signed-off-by: the stack signs
-# for nobody), diff the change as git diff prints it.  The patches are
-# generated, never committed: their From: and Signed-off-by: are whoever
-# sends them, UPSTREAM_IDENT="Name <address>" or else git's user.name and
-# user.email (git format-patch --signoff); without one the script stops
-# before anything is fetched.  The cover letter's text is upstream/cover.txt; its
-# shortlog and diffstat come from git format-patch, its @MAINTAINERS@ line
-# from the base's scripts/get_maintainer.pl.
+# The stack is upstream/series/TREE/NNNN-name/{msg,diff}: one directory per
+# posting (the tree that takes it), its patches in order; msg is the
+# commit message (subject, blank line, body; no Signed-off-by: the stack
+# signs for nobody), diff the change as git diff prints it.  The patches
+# are generated, never committed: their From: and Signed-off-by: are
+# whoever sends them, UPSTREAM_IDENT="Name <address>" or else git's
+# user.name and user.email (git format-patch --signoff); without one the
+# script stops before anything is fetched.  Each posting's cover letter
+# text is upstream/cover/TREE.txt; its shortlog and diffstat come from git
+# format-patch, its @MAINTAINERS@ line from the base's
+# scripts/get_maintainer.pl (plus the pipe and splice owners on patches
+# that touch splice), and upstream/measure-dev-zero.sh is appended to it.
 #
 # Sources (unpacked linux-source trees): UPSTREAM_BASE and UPSTREAM_NEWEST,
 # else the debug tier's sid tree for the base when it is the same series,
@@ -46,7 +48,7 @@ for a in "$@"; do
 	case $a in
 	--build) build=1 ;;
 	--model) model=1 ;;
-	*) sed -n '4,17p' "$0" >&2; exit 2 ;;
+	*) sed -n '4,16p' "$0" >&2; exit 2 ;;
 	esac
 done
 
@@ -120,10 +122,17 @@ for t in "$base" "$newest"; do
 done
 log "base $(tree_version "$base") ($base), newest $(tree_version "$newest") ($newest)"
 
-mapfile -t patches < <(find "$UP/series" -mindepth 1 -maxdepth 1 -type d | sort)
-((${#patches[@]})) || die "no patches in $UP/series"
+# The postings: one directory per tree under upstream/series, each holding
+# its patches in order.
+mapfile -t postings < <(find "$UP/series" -mindepth 1 -maxdepth 1 -type d | sort)
+((${#postings[@]})) || die "no postings in $UP/series"
+mapfile -t patches < <(find "${postings[@]}" -mindepth 1 -maxdepth 1 -type d | sort)
 # Every file the series touches (b/ side of each diff).
 mapfile -t files < <(sed -n 's|^+++ b/||p' "${patches[@]/%//diff}" | sort -u)
+# The pipe and splice owners, Cc'd on every patch that touches splice
+# where get_maintainer.pl does not name them already.
+SPLICE_OWNERS=("Alexander Viro <viro@zeniv.linux.org.uk>" "Christian Brauner <brauner@kernel.org>"
+	"Jens Axboe <axboe@kernel.dk>" "linux-fsdevel@vger.kernel.org")
 
 # git_in DIR ARGS...: git with the series' identity and fixed dates.
 git_in() {
@@ -150,118 +159,123 @@ sparse_repo() {
 	git_in "$dir" commit -q -m "linux-source $(tree_version "$tree")"
 }
 
+# maintainers PATCHFILE: get_maintainer.pl's list, and the splice owners
+# it misses when the patch touches splice.
+maintainers() {
+	local list o
+	list=$(cd "$base" && perl scripts/get_maintainer.pl --no-git --no-git-fallback "$1")
+	printf '%s\n' "$list"
+	grep -q '^+.*splice\|^-.*splice' "$1" || return 0
+	for o in "${SPLICE_OWNERS[@]}"; do
+		grep -qiF "${o##*<}" <<<"$list" || grep -qiF "$o" <<<"$list" ||
+			echo "$o (pipe and splice)"
+	done
+}
+
 rc=0
-# 1. The commits, and git format-patch with the cover letter.
-repo=$OUT/git
-sparse_repo "$base" "$repo"
-for p in "${patches[@]}"; do
-	git_in "$repo" apply --index "$p/diff" || die "$(basename "$p"): does not apply to the base"
-	git_in "$repo" commit -q -F "$p/msg"
-done
 rm -rf "$OUT/out" && mkdir -p "$OUT/out"
-git_in "$repo" format-patch -q --signoff --cover-letter --no-signature --subject-prefix="RFC PATCH" \
-	-o "$OUT/out" HEAD~${#patches[@]}..HEAD
+for posting in "${postings[@]}"; do
+	name=$(basename "$posting")
+	mapfile -t mine < <(find "$posting" -mindepth 1 -maxdepth 1 -type d | sort)
+	[[ -f $UP/cover/$name.txt ]] || die "no cover letter upstream/cover/$name.txt"
+	# 1. The commits, and git format-patch with the cover letter.
+	repo=$OUT/git-$name
+	sparse_repo "$base" "$repo"
+	for p in "${mine[@]}"; do
+		git_in "$repo" apply --index "$p/diff" || die "$name/$(basename "$p"): does not apply to the base"
+		git_in "$repo" commit -q -F "$p/msg"
+	done
+	git_in "$repo" format-patch -q --signoff --cover-letter --no-signature \
+		--subject-prefix="RFC PATCH" -o "$OUT/out/$name" HEAD~${#mine[@]}..HEAD
 
-# 2. The cover letter: its text, the maintainers of each patch, a fixed date.
-cover=$(find "$OUT/out" -name '0000-*.patch')
-maint=$OUT/maintainers.txt
-: >"$maint"
-n=0
-for f in "$OUT"/out/000[1-9]-*.patch; do
-	n=$((n + 1))
-	{
-		echo "  $n/${#patches[@]} $(head -n1 "${patches[n - 1]}/msg"):"
-		(cd "$base" && perl scripts/get_maintainer.pl --no-git --no-git-fallback "$f") |
-			sed 's/^/    /'
-	} >>"$maint"
-done
-subject=$(head -n1 "$UP/cover.txt")
-awk -v subj="$subject" -v body="$UP/cover.txt" -v maint="$maint" '
-	/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
-	/^\*\*\* BLURB HERE \*\*\*$/ {
-		n = 0
-		while ((getline line < body) > 0) {
-			if (++n <= 2) continue	# the subject and the blank line
-			if (line == "@MAINTAINERS@") {
-				while ((getline m < maint) > 0) print m
-				continue
+	# 2. The cover letter: its text, the maintainers of each patch, the
+	# measurement script, a fixed date.
+	cover=$(find "$OUT/out/$name" -name '0000-*.patch')
+	maint=$OUT/maintainers-$name.txt
+	: >"$maint"
+	n=0
+	for f in "$OUT/out/$name"/000[1-9]-*.patch; do
+		n=$((n + 1))
+		{
+			echo "  $n/${#mine[@]} $(head -n1 "${mine[n - 1]}/msg"):"
+			maintainers "$f" | sed 's/^/    /'
+		} >>"$maint"
+	done
+	awk -v subj="$(head -n1 "$UP/cover/$name.txt")" -v body="$UP/cover/$name.txt" \
+		-v maint="$maint" -v script="$UP/measure-dev-zero.sh" '
+		/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
+		/^\*\*\* BLURB HERE \*\*\*$/ {
+			n = 0
+			while ((getline line < body) > 0) {
+				if (++n <= 2) continue	# the subject and the blank line
+				if (line == "@MAINTAINERS@") {
+					while ((getline m < maint) > 0) print m
+					continue
+				}
+				print line
 			}
-			print line
+			print ""
+			print "measure-dev-zero.sh:"
+			print ""
+			while ((getline line < script) > 0) print "  " line
+			next
 		}
-		next
-	}
-	/^Date: / { print "Date: Sat, 5 Dec 2026 21:00:00 +0000"; next }
-	{ print }' "$cover" >"$cover.new"
-mv "$cover.new" "$cover"
-log "generated $(find "$OUT/out" -name '*.patch' | wc -l) files in $OUT/out"
+		/^Date: / { print "Date: Sat, 5 Dec 2026 21:00:00 +0000"; next }
+		{ print }' "$cover" >"$cover.new"
+	mv "$cover.new" "$cover"
+	log "$name: generated $(find "$OUT/out/$name" -name '*.patch' | wc -l) files in $OUT/out/$name"
 
-# 3. checkpatch --strict with the base's own script and data files.
-for f in "$OUT"/out/000[1-9]-*.patch; do
-	if res=$(cd "$base" && perl scripts/checkpatch.pl --strict --no-summary --terse "$f" 2>&1) &&
-		[[ -z $res ]]; then
-		log "checkpatch --strict: clean: $(basename "$f")"
-	else
-		log "checkpatch --strict: $(basename "$f"):"
-		printf '%s\n' "$res" >&2
-		rc=1
-	fi
-done
+	# 3. checkpatch --strict with the base's own script and data files; the
+	# base is a source package, not a git tree, so a cited commit id cannot
+	# be looked up there (UNKNOWN_COMMIT_ID).
+	for f in "$OUT/out/$name"/000[1-9]-*.patch; do
+		if res=$(cd "$base" && perl scripts/checkpatch.pl --strict --no-summary --terse \
+			--ignore UNKNOWN_COMMIT_ID "$f" 2>&1) &&
+			[[ -z $res ]]; then
+			log "checkpatch --strict: clean: $name/$(basename "$f")"
+		else
+			log "checkpatch --strict: $name/$(basename "$f"):"
+			printf '%s\n' "$res" >&2
+			rc=1
+		fi
+	done
 
-# 4. git am of the whole series onto both sources; each patch alone onto the base.
-for t in "$base" "$newest"; do
-	am=$OUT/am
-	sparse_repo "$t" "$am"
-	if git_in "$am" am -q "$OUT"/out/000[1-9]-*.patch; then
-		log "git am: the series applies to $(tree_version "$t")"
-	else
-		log "git am: the series does NOT apply to $(tree_version "$t")"
-		git_in "$am" am --abort 2>/dev/null || true
-		rc=1
-	fi
+	# 4. git am of the posting by itself onto both sources.
+	for t in "$base" "$newest"; do
+		am=$OUT/am
+		sparse_repo "$t" "$am"
+		if git_in "$am" am -q "$OUT/out/$name"/000[1-9]-*.patch; then
+			log "git am: $name applies to $(tree_version "$t") by itself"
+		else
+			log "git am: $name does NOT apply to $(tree_version "$t")"
+			git_in "$am" am --abort 2>/dev/null || true
+			rc=1
+		fi
+	done
 done
+# 5. Every posting, one after the other, onto the base: they do not collide.
 sparse_repo "$base" "$OUT/am"
-for f in "$OUT"/out/000[1-9]-*.patch; do
-	if git_in "$OUT/am" apply --check "$f"; then
-		log "alone: $(basename "$f") applies to the base by itself"
-	else
-		log "alone: $(basename "$f") needs an earlier patch"
-		rc=1
-	fi
-done
+if git_in "$OUT/am" am -q "$OUT"/out/*/000[1-9]-*.patch; then
+	log "git am: all postings together apply to $(tree_version "$base")"
+else
+	log "git am: the postings together do NOT apply to $(tree_version "$base")"
+	rc=1
+fi
 rm -rf "$OUT/am"
-
-# 5. rep_stos_alternative() as the series leaves it, run in userspace with
-# the kernel's exception fixup emulated, with and without ERMS (bytes
-# cleared, return value, faults: upstream/test/clear_user_test.c).
-t=$OUT/clear_user_test
+t=$OUT/model
 mkdir -p "$t"
-sed -n '/^SYM_FUNC_START(rep_stos_alternative)/,/^SYM_FUNC_END(rep_stos_alternative)/p' \
-	"$repo/arch/x86/lib/clear_page_64.S" >"$t/rep_stos_alternative.S"
-for erms in 0 1; do
-	if gcc -c -DERMS=$erms -include "$UP/test/rep_stos_shim.h" -x assembler-with-cpp \
-		"$t/rep_stos_alternative.S" -o "$t/rsa$erms.o" &&
-		gcc -O2 -no-pie -Wall -Wextra -Werror "$UP/test/clear_user_test.c" "$t/rsa$erms.o" \
-			-o "$t/test$erms" && "$t/test$erms" >"$t/erms$erms.tap" 2>&1; then
-		log "rep_stos_alternative, ERMS=$erms, in userspace: $(grep -c '^ok' "$t/erms$erms.tap") tests passed"
-	else
-		log "rep_stos_alternative, ERMS=$erms, in userspace: FAILED"
-		cat "$t/erms$erms.tap" >&2 2>/dev/null || true
-		rc=1
-	fi
-done
 
-# 6. Optionally, /dev/zero's read() before and after the series, timed in
-# userspace with rep_stos_alternative() as the base has it and as the
-# series leaves it with ERMS (upstream/test/read_zero_model.c).
+# 6. Optionally, /dev/zero's read() in 4 KiB, timed and fixed extents,
+# modelled in userspace with rep_stos_alternative() as the base has it
+# (upstream/test/read_zero_model.c).
 if ((model)); then
 	sed -n '/^SYM_FUNC_START(rep_stos_alternative)/,/^SYM_FUNC_END(rep_stos_alternative)/p' \
 		"$base/arch/x86/lib/clear_page_64.S" >"$t/rsa_base.S"
 	if gcc -c -DERMS=0 -include "$UP/test/rep_stos_shim.h" -x assembler-with-cpp \
-		"$t/rsa_base.S" -o "$t/rsa_base.o" &&
-		objcopy --redefine-sym rep_stos_alternative=rsa_base "$t/rsa_base.o" &&
-		objcopy --redefine-sym rep_stos_alternative=rsa_erms "$t/rsa1.o" "$t/rsa_erms.o" &&
+		"$t/rsa_base.S" -o "$t/rsa.o" &&
+		objcopy --redefine-sym rep_stos_alternative=rsa_base "$t/rsa.o" "$t/rsa_base.o" &&
 		gcc -O2 -mno-red-zone -Wall -Wextra -Werror "$UP/test/read_zero_model.c" \
-			"$t/rsa_base.o" "$t/rsa_erms.o" -o "$t/read_zero_model" &&
+			"$t/rsa_base.o" -o "$t/read_zero_model" &&
 		"$t/read_zero_model" >"$OUT/read_zero_model.txt"; then
 		log "read_zero_model (mode native userspace): $OUT/read_zero_model.txt"
 		cat "$OUT/read_zero_model.txt" >&2
@@ -287,7 +301,7 @@ if ((build)); then
 	mkdir -p "$obj"
 	{ cat "$REPO/tests/vm/debug.config"; echo CONFIG_PREEMPT_LAZY=y; echo CONFIG_PREEMPT_DYNAMIC=y; } >"$obj/allconfig"
 	nice -n 19 make -s -C "$src" O="$obj" KCONFIG_ALLCONFIG="$obj/allconfig" allnoconfig
-	for f in "$OUT"/out/000[1-9]-*.patch; do
+	for f in "$OUT"/out/*/000[1-9]-*.patch; do
 		patch -s -p1 -d "$src" --no-backup-if-mismatch <"$f"
 		mapfile -t objs < <(sed -n 's|^+++ b/\(.*\)\.[cS]$|\1.o|p' "$f")
 		if nice -n 19 make -s -C "$src" O="$obj" W=1 KCFLAGS=-Werror -j"$(nproc)" "${objs[@]}" >"$OUT/build.log" 2>&1; then

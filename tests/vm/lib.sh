@@ -9,7 +9,7 @@ export FZ_CACHE FZ_REPO FZ_VM_DIR
 
 # Host packages the harness needs (Debian 12 names).
 FZ_HOST_PKGS=(qemu-system-x86 busybox-static cpio gzip debootstrap fio make gcc libc6-dev binutils
-	liburing-dev coreutils util-linux ca-certificates kmod xz-utils zstd)
+	liburing-dev coreutils util-linux ca-certificates kmod xz-utils zstd stress-ng)
 
 fz_log() { printf '[fz %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 fz_die() {

@@ -55,7 +55,7 @@ DI=/fzdebug-7-upstream
 layer=$FZ_SID_ROOT$DI
 # the stack's diffs: the code the patches carry (upstream/series.sh makes
 # the signed patches of them)
-patches=("$FZ_REPO"/upstream/series/[0-9][0-9][0-9][0-9]-*/diff)
+patches=("$FZ_REPO"/upstream/series/*/[0-9][0-9][0-9][0-9]-*/diff)
 mapfile -t files < <(sed -n 's|^+++ b/||p' "${patches[@]}" | sort -u)
 # A layer is kept while the base build and the files the series touches
 # stay the same (a file no longer patched would keep its patched object).
@@ -148,18 +148,18 @@ for which in unpatched patched; do
 		result ok "$which: the kernel log is clean (KASAN, lockdep, kmemleak)"
 	fi
 done
-# What patches 1 and 2 change, as each kernel shows it in the suite's
+# What the zero-page splice and the extents change, as each kernel shows it in the suite's
 # diagnostics: pages allocated per MiB spliced, and how soon a read into
 # uncached memory returns after SIGALRM (median, ms).
 per_mib() { tr -d '\r' <"$OUT/$1.log" | sed -n 's/.*spliced to \/dev\/null (\([0-9.]*\) per MiB).*/\1/p' | head -n1; }
 sig_ms() { tr -d '\r' <"$OUT/$1.log" | sed -n 's/.*uncached BAR.*returned in \([0-9.]*\) ms median.*/\1/p' | head -n1; }
 u=$(per_mib unpatched) p=$(per_mib patched)
 if [[ -n $u && -n $p ]] && awk -v u="$u" -v p="$p" 'BEGIN { exit !(p * 16 < u) }'; then
-	result ok "patch 1: splice to /dev/null allocates $p pages per MiB (unpatched $u)"
+	result ok "zero-page splice: splice to /dev/null allocates $p pages per MiB (unpatched $u)"
 else
-	result fail "patch 1: splice allocates no page per 4 KiB" "pages per MiB: patched ${p:-?}, unpatched ${u:-?}"
+	result fail "zero-page splice: splice allocates no page per 4 KiB" "pages per MiB: patched ${p:-?}, unpatched ${u:-?}"
 fi
-result ok "patch 2: a read into uncached memory returns $(sig_ms patched) ms after SIGALRM (median; unpatched $(sig_ms unpatched) ms)"
+result ok "extents: a read into uncached memory returns $(sig_ms patched) ms after SIGALRM (median; unpatched $(sig_ms unpatched) ms)"
 if diff -u "$OUT/unpatched.tap" "$OUT/patched.tap" >"$OUT/answers.diff"; then
 	result ok "identical answers on both kernels ($(wc -l <"$OUT/patched.tap") tests)"
 else

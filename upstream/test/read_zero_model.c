@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * read_zero_model - /dev/zero's read(), before and after the series, timed on this CPU.
+ * read_zero_model - /dev/zero's read() in 4 KiB, timed, and fixed extents, modelled on this CPU.
  *
  * Each model is a zero-byte read() of the host's real /dev/zero (the
  * syscall and VFS cost) plus read_zero()'s clearing loop run in userspace
  * with the kernel's own clear_user() code: rep_stos_alternative() as the
- * base has it ("base") and as patch 3 leaves it with ERMS ("erms"), both
- * assembled from the sources by upstream/series.sh --model (symbols
- * rsa_base and rsa_erms), and the inline "rep stosb" that CPUs with FSRS
- * run ("fsrs").  Extents: 4 KiB as the base clears, or patch 2's rule
- * (a page, doubling while the last extent took under 1 ms, back to a page
- * after one over 2 ms, at most 32 MiB), with CLOCK_MONOTONIC standing in
- * for local_clock().  Beside them, read() of the real /dev/zero.  Every
- * read goes to the start of one prefaulted buffer, as dd's do.  Best of
- * the interleaved samples; ratios against base-4K of the same run.
- * Mode: native userspace, this CPU.
+ * base has it ("base", what CPUs without FSRS run), assembled from the
+ * source by upstream/series.sh --model (symbol rsa_base), and the inline
+ * "rep stosb" that CPUs with FSRS run ("fsrs").  Extents: 4 KiB as the
+ * base clears; the extents patch's rule ("ramp": a page, doubling while
+ * the last extent took under 1 ms, back to a page after one over 2 ms, at
+ * most 32 MiB, CLOCK_MONOTONIC standing in for local_clock()); and fixed
+ * extents of 256 KiB, 1 MiB and 32 MiB with no clock read at all.  Beside
+ * them, read() of the real /dev/zero.  Every read goes to the start of
+ * one prefaulted buffer, as dd's do.  Best of the interleaved samples;
+ * ratios against base-4K of the same run.  Mode: native userspace, this
+ * CPU.
  *
  * Usage: read_zero_model [-r reps] [-t ms_per_sample] [size ...]
  */
@@ -37,12 +38,13 @@
 #define MAX_REPS	32
 #define MAX_SIZES	8
 
-extern char rsa_base[], rsa_erms[];
+extern char rsa_base[];
 
-enum clear { C_BASE, C_ERMS, C_FSRS, C_NR };
-enum ext { E_4K, E_RAMP, E_FIXED, E_NR };
-static const char *const clear_names[] = { "base", "erms", "fsrs" };
-static const char *const ext_names[] = { "4K", "ramp", "32M" };
+enum clear { C_BASE, C_FSRS, C_NR };
+enum ext { E_4K, E_RAMP, E_256K, E_1M, E_32M, E_NR };
+static const char *const clear_names[] = { "base", "fsrs" };
+static const char *const ext_names[] = { "4K", "ramp", "256K", "1M", "32M" };
+static const size_t ext_start[] = { PAGE, PAGE, 256 * KiB, MiB, EXTENT_MAX };
 
 struct model {
 	int real;		/* read() of /dev/zero itself */
@@ -97,10 +99,10 @@ static void clear(enum clear c, char *dst, size_t n)
 	if (c == C_FSRS)
 		stosb(dst, n);
 	else
-		rsa(c == C_BASE ? rsa_base : rsa_erms, dst, n);
+		rsa(rsa_base, dst, n);
 }
 
-/* Patch 2's zero_next_extent(). */
+/* The extents patch's zero_next_extent(). */
 static size_t next_extent(size_t extent, uint64_t start, struct model *m)
 {
 	uint64_t took = now_ns() - start;
@@ -114,10 +116,10 @@ static size_t next_extent(size_t extent, uint64_t start, struct model *m)
 	return extent;
 }
 
-/* read_zero() of m->bs bytes, as the base (4K), patch 2 (ramp) or its first version (32M). */
+/* read_zero() of m->bs bytes in the extents of m->ext. */
 static void one_read(struct model *m)
 {
-	size_t done = 0, extent = m->ext == E_FIXED ? EXTENT_MAX : PAGE;
+	size_t done = 0, extent = ext_start[m->ext];
 
 	if (m->real) {
 		zero_read(m->bs);
