@@ -152,7 +152,7 @@ static int run_both(const struct shared_test *t, struct side *s, char *why)
 		s[i].name = i ? fz_dev_name : fz_ref_name;
 		s[i].fd = i ? dev : ref;
 		s[i].arg = t->arg;
-		s[i].len = fz_quick && t->len > 256 * FZ_MiB ? t->len / 2 : t->len;
+		s[i].len = fz_quick && t->len > 256 * FZ_MiB ? t->len / 4 : t->len;
 		if (s[i].len) {
 			s[i].p = t->aligned ? map_aligned(s[i].fd, s[i].len) :
 					      map_shared(s[i].fd, s[i].len, 0);

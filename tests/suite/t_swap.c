@@ -38,10 +38,10 @@
 #define SWAP_DEV	"/dev/zram0"
 #define CG_TEST		"/sys/fs/cgroup/fz_swap"
 #define BLOCK		(64 * FZ_KiB)	/* even blocks stored to, odd ones read */
-#define CG_LIMIT	(16 * FZ_MiB)
+#define CG_LIMIT	(16 * FZ_MiB)	/* quick runs: half */
 
 static int dev, ref;
-static size_t map_len;
+static size_t map_len, cg_limit;
 /* test_swap_on()'s result and reason: the other tests report it too. */
 static int swap_status = FZ_FAIL;
 static char swap_why[FZ_WHYLEN] = "swap_on did not run";
@@ -200,11 +200,11 @@ static void pressure_child(int fd, int flags)
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (fz_write_file(CG_TEST "/cgroup.procs", pid))
 		_exit(2);
-	p = mmap(NULL, 4 * CG_LIMIT, PROT_READ | PROT_WRITE, flags, fd, 0);
+	p = mmap(NULL, 4 * cg_limit, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (p == MAP_FAILED)
 		_exit(3);
-	fill(p, 4 * CG_LIMIT);
-	if (check(p, 4 * CG_LIMIT, why)) {
+	fill(p, 4 * cg_limit);
+	if (check(p, 4 * cg_limit, why)) {
 		fz_diag("%s", why);
 		_exit(4);
 	}
@@ -225,7 +225,7 @@ static int test_pressure(const void *arg, char *why)
 	if (ret != FZ_PASS)
 		return ret;
 	/* No memory.swap.max (swapaccount=0): swap is not limited anyway. */
-	ret = fz_memcg_limit(CG_TEST, CG_LIMIT, "max", why);
+	ret = fz_memcg_limit(CG_TEST, cg_limit, "max", why);
 	if (ret != FZ_PASS)
 		return ret;
 	before = fz_file_long("/proc/vmstat", "pswpout ");
@@ -238,7 +238,7 @@ static int test_pressure(const void *arg, char *why)
 	rmdir(CG_TEST);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return fz_fail(why, "child with %lu MiB under memory.max %lu MiB: status %#x",
-			       4 * CG_LIMIT >> 20, CG_LIMIT >> 20, status);
+			       4 * cg_limit >> 20, cg_limit >> 20, status);
 	if (after <= before)
 		return fz_fail(why, "no page was swapped out (pswpout %ld)", after);
 	fz_diag("pswpout +%ld pages", after - before);
@@ -361,6 +361,7 @@ int main(int argc, char **argv)
 
 	fz_setup(argc, argv, &dev, &ref);
 	map_len = (fz_quick ? 16 : 64) * FZ_MiB;
+	cg_limit = fz_quick ? CG_LIMIT / 2 : CG_LIMIT;
 	lat_resident = fz_quick ? LAT_RESIDENT / 4 : LAT_RESIDENT;
 	lat_swapped = fz_quick ? LAT_SWAPPED / 4 : LAT_SWAPPED;
 	lat_trials = fz_quick ? LAT_TRIALS / 2 : LAT_TRIALS;
