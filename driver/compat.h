@@ -15,7 +15,6 @@
 #include <linux/splice.h>
 #include <linux/string.h>
 #include <linux/uio.h>
-#include <asm/cpufeatures.h>
 #include <asm/page.h>
 #include <asm/processor.h>
 /* Shared mappings are shmem objects, made and faulted through shmem's calls. */
@@ -23,7 +22,7 @@
 #error "fastzero needs CONFIG_SHMEM: its shared mappings are shmem objects"
 #endif
 
-#ifdef FZ_HAVE_ASM_CPUID_API
+#if defined(CONFIG_X86) && defined(FZ_HAVE_ASM_CPUID_API)
 #include <asm/cpuid/api.h>	/* cpuid_count(), out of processor.h since 6.15 */
 #endif
 
@@ -264,8 +263,9 @@ static inline bool fz_thp_usable(void)
 
 /*
  * 7.1+ x86 has clear_pages() (asm/page_64.h, the clear_pages() series),
- * which says so with "#define clear_pages clear_pages"; clear.h's
- * fz_clear_pages() stands in for it on older kernels.
+ * which says so with "#define clear_pages clear_pages"; each arch's
+ * clear.h fz_clear_pages() stands in for it on older kernels and
+ * elsewhere.
  */
 #ifdef clear_pages
 #define FZ_HAVE_KERNEL_CLEAR_PAGES	1

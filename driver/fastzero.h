@@ -62,27 +62,12 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
 				   unsigned long flags);
 
-/* clzero.c: the clzero variant, proven at load (fz_clzero_init()) or refused */
-enum fz_clzero_state {
-	FZ_CLZERO_UNTESTED,
-	FZ_CLZERO_REFUSED,
-	FZ_CLZERO_USABLE,
-};
-
-bool fz_clzero_usable(void);
-bool fz_clzero_refused(void);
-void fz_clzero_init(bool forced);
-const char *fz_clzero_reason(void);
-const char *fz_clzero_state_name(void);
-const char *fz_cold_variant_name(void);
-bool fz_cold_threshold_from_param(void);
-struct seq_file;
-void fz_clzero_reasons_show(struct seq_file *m);
 /* the store for cold destinations, and the reads it serves (policy.h) */
 extern enum fz_loop fz_cold_loop;
 extern unsigned long fz_cold_threshold;
-struct fz_cpu;
-void fz_cold_init(const struct fz_cpu *cpu);
+/* a threshold's reason once a parameter set it, and policy/'s *_source */
+extern const char fz_set_by_param[];
+const char *fz_source(bool from_param);
 
 /* shared_clear.c */
 int fz_shared_clear_vma(struct vm_area_struct *vma);

@@ -5,8 +5,8 @@
  * /dev/fastzero behaves like /dev/zero: reads return zeros, writes are
  * discarded, seeks always land at 0, and mmap() gives zero-filled memory.
  * It is faster because reads clear user memory in large chunks with the
- * string instruction the CPU does best (clear.h), and shared mappings are
- * shmem in transparent huge pages (mmap.c).
+ * loop the CPU does best (arch.h), splices lend the zero page (splice.c),
+ * and shared mappings are shmem in transparent huge pages (mmap.c).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -19,7 +19,7 @@
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/uio.h>
-#include "clear.h"
+#include "arch.h"
 #include "compat.h"
 #include "fastzero.h"
 #include "stats.h"
@@ -114,13 +114,12 @@ MODULE_PARM_DESC(chunk_size,
 		 "Bytes a read clears between signal checks: 0 (default) sized in time per read, else 4096 to 256 MiB");
 
 /*
- * erms_threshold and nt_threshold are derived from the CPU at load
- * (fz_thresholds_init()) unless given; a value given (at load, or for
- * nt_threshold at run time) replaces the reason with "set by parameter".
+ * nt_threshold is derived from the CPU at load (fz_thresholds_init())
+ * unless given; a value given, at load or at run time, replaces the
+ * reason with "set by parameter".
  */
 static const char *fz_nt_threshold_why;
-static const char *fz_erms_threshold_why;
-static const char fz_set_by_param[] = "set by parameter";
+const char fz_set_by_param[] = "set by parameter";
 
 /**
  * fz_param_ulong_set() - parse an unsigned long module parameter, or refuse it
@@ -143,35 +142,57 @@ int fz_param_ulong_set(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
-static int fz_threshold_set(const char *val, const struct kernel_param *kp)
+static int fz_nt_threshold_set(const char *val, const struct kernel_param *kp)
 {
 	int ret = fz_param_ulong_set(val, kp);
 
-	if (ret)
-		return ret;
-	if (kp->arg == &fz_nt_threshold)
+	if (!ret)
 		WRITE_ONCE(fz_nt_threshold_why, fz_set_by_param);
-	else
-		fz_erms_threshold_why = fz_set_by_param;
-	return 0;
+	return ret;
 }
 
-static const struct kernel_param_ops fz_threshold_ops = {
-	.set	= fz_threshold_set,
+static const struct kernel_param_ops fz_nt_threshold_ops = {
+	.set	= fz_nt_threshold_set,
 	.get	= param_get_ulong,
 };
 
-module_param_cb(nt_threshold, &fz_threshold_ops, &fz_nt_threshold, 0644);
+module_param_cb(nt_threshold, &fz_nt_threshold_ops, &fz_nt_threshold, 0644);
 MODULE_PARM_DESC(nt_threshold,
-		 "Reads of at least this many bytes use the non-temporal store, cold_variant's or else movnti (0: never); default derived from the CPU");
+		 "Reads of at least this many bytes use the non-temporal store, cold_variant's or else nt (0: never); default derived from the CPU");
 
-module_param_cb(erms_threshold, &fz_threshold_ops, &fz_erms_threshold, 0444);
-MODULE_PARM_DESC(erms_threshold,
-		 "Shortest length the erms variant clears with rep stosb; default derived from the CPU");
+/*
+ * The store for cold destinations (policy.h): huge folios fresh from the
+ * allocator (shared_clear.c) always, and reads of at least cold_threshold
+ * bytes once the open file's back-to-back reads have streamed nt_threshold
+ * bytes (read.c).  The CPU's rules choose it at load.
+ */
+enum fz_loop fz_cold_loop = FZ_LOOP_AUTO;
+unsigned long fz_cold_threshold = FZ_COLD_THRESHOLD;
+static const char *fz_cold_why = "not derived yet";
+static bool fz_cold_threshold_set_by_param;
+
+static int fz_cold_threshold_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = fz_param_ulong_set(val, kp);
+
+	if (!ret)
+		WRITE_ONCE(fz_cold_threshold_set_by_param, true);
+	return ret;
+}
+
+static const struct kernel_param_ops fz_cold_threshold_ops = {
+	.set	= fz_cold_threshold_set,
+	.get	= param_get_ulong,
+};
+
+module_param_cb(cold_threshold, &fz_cold_threshold_ops, &fz_cold_threshold, 0644);
+MODULE_PARM_DESC(cold_threshold,
+		 "Reads of at least this many bytes use cold_variant once the file's back-to-back reads streamed nt_threshold bytes (0: never)");
 
 /* force_variant: "auto", or a loop name to use whatever the CPU. */
 static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
 {
+	const char *why;
 	int loop;
 
 	if (sysfs_streq(val, "auto")) {
@@ -181,9 +202,9 @@ static int fz_force_variant_set(const char *val, const struct kernel_param *kp)
 	loop = sysfs_match_string(fz_loop_names, val);
 	if (loop < 0)
 		return fz_param_refuse(kp, val, loop, "not auto or a loop name");
-	if (loop == FZ_LOOP_CLZERO && fz_clzero_refused())
-		return fz_param_refuse(kp, val, -EOPNOTSUPP,
-				       "the load-time proof refused clzero (policy/clzero)");
+	why = fz_arch_loop_refused(loop);
+	if (why)
+		return fz_param_refuse(kp, val, -EOPNOTSUPP, why);
 	WRITE_ONCE(fz_forced_loop, loop);
 	return 0;
 }
@@ -203,7 +224,7 @@ static const struct kernel_param_ops fz_force_variant_ops = {
 
 module_param_cb(force_variant, &fz_force_variant_ops, NULL, 0644);
 MODULE_PARM_DESC(force_variant,
-		 "Clear loop for reads: auto (as patched), unrolled, rep_stosq, erms, rep_stosb (every length), nt or clzero (if its load-time self-test passed)");
+		 "Clear loop for reads: auto (chosen at load), or a loop this CPU runs: " FZ_LOOP_LIST);
 
 /*
  * A load-time parameter that takes one of a list of names: @val is the
@@ -324,7 +345,7 @@ static ssize_t splice_unit_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(splice_unit);
 
-static const char *fz_source(bool from_param)
+const char *fz_source(bool from_param)
 {
 	return from_param ? "parameter" : "derived";
 }
@@ -337,46 +358,51 @@ static ssize_t nt_threshold_source_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(nt_threshold_source);
 
-static ssize_t erms_threshold_source_show(struct device *dev,
-					  struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%s\n", fz_source(fz_erms_threshold_why == fz_set_by_param));
-}
-static DEVICE_ATTR_RO(erms_threshold_source);
-
 static ssize_t cold_threshold_source_show(struct device *dev,
 					  struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", fz_source(fz_cold_threshold_from_param()));
+	return sysfs_emit(buf, "%s\n",
+			  fz_source(READ_ONCE(fz_cold_threshold_set_by_param)));
 }
 static DEVICE_ATTR_RO(cold_threshold_source);
-
-static ssize_t clzero_show(struct device *dev, struct device_attribute *attr,
-			   char *buf)
-{
-	return sysfs_emit(buf, "%s\n", fz_clzero_state_name());
-}
-static DEVICE_ATTR_RO(clzero);
 
 static ssize_t cold_variant_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", fz_cold_variant_name());
+	enum fz_loop loop = READ_ONCE(fz_cold_loop);
+
+	return sysfs_emit(buf, "%s\n",
+			  loop == FZ_LOOP_AUTO ? "none" : fz_loop_names[loop]);
 }
 static DEVICE_ATTR_RO(cold_variant);
 
-static struct attribute *fz_policy_attrs[] = {
+static struct attribute *fz_common_policy_attrs[] = {
 	&dev_attr_clear_user_variant.attr,
 	&dev_attr_read_extent.attr,
 	&dev_attr_preempt_model.attr,
 	&dev_attr_splice_unit.attr,
 	&dev_attr_nt_threshold_source.attr,
-	&dev_attr_erms_threshold_source.attr,
 	&dev_attr_cold_threshold_source.attr,
-	&dev_attr_clzero.attr,
 	&dev_attr_cold_variant.attr,
-	NULL,
 };
+
+/*
+ * policy/ is one directory: the attributes above, then the architecture's
+ * (arch.h), put together at load, before the device is registered.
+ */
+static struct attribute *fz_policy_attrs[ARRAY_SIZE(fz_common_policy_attrs) +
+					 FZ_ARCH_NR_POLICY_ATTRS + 1];
+
+static void fz_policy_attrs_init(void)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(fz_common_policy_attrs); i++)
+		fz_policy_attrs[n++] = fz_common_policy_attrs[i];
+	for (i = 0; i < FZ_ARCH_NR_POLICY_ATTRS; i++)
+		fz_policy_attrs[n++] = fz_arch_policy_attrs[i];
+	fz_policy_attrs[n] = NULL;
+}
 
 /*
  * fastzero/reasons in debugfs: each choice of policy/ with the rule or
@@ -389,9 +415,14 @@ static int fz_reasons_show(struct seq_file *m, void *unused)
 
 	fz_read_extent(&why);
 	seq_printf(m, "read_extent: %s\n", why);
-	seq_printf(m, "erms_threshold: %s\n", fz_erms_threshold_why);
 	seq_printf(m, "nt_threshold: %s\n", READ_ONCE(fz_nt_threshold_why));
-	fz_clzero_reasons_show(m);
+	seq_printf(m, "cold_variant: %s\n", READ_ONCE(fz_cold_why));
+	if (READ_ONCE(fz_cold_threshold_set_by_param))
+		seq_puts(m, "cold_threshold: set by parameter\n");
+	else
+		seq_printf(m, "cold_threshold: derived: %lu: %s\n", FZ_COLD_THRESHOLD,
+			   "the open file's streamed bytes decide whether the memory is cold");
+	fz_arch_reasons_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(fz_reasons);
@@ -417,72 +448,20 @@ static struct miscdevice fz_misc = {
 	.groups	= fz_groups,
 };
 
-static void fz_cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
-{
-	cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3]);
-}
-
-/* The CPU as policy.h sees it: vendor, features, last-level cache. */
-static void fz_cpu_read(struct fz_cpu *cpu)
-{
-	unsigned int r[4];
-
-	memset(cpu, 0, sizeof(*cpu));
-	switch (boot_cpu_data.x86_vendor) {
-	case X86_VENDOR_INTEL:
-		cpu->vendor = FZ_VENDOR_INTEL;
-		break;
-	case X86_VENDOR_AMD:
-	case X86_VENDOR_HYGON:
-		cpu->vendor = FZ_VENDOR_AMD;
-		break;
-	default:
-		cpu->vendor = FZ_VENDOR_OTHER;
-	}
-	cpu->rep_good = boot_cpu_has(X86_FEATURE_REP_GOOD);
-	cpu->erms = boot_cpu_has(X86_FEATURE_ERMS);
-	cpu->max_leaf = boot_cpu_data.cpuid_level;
-	/* FSRS as the CPU reports it: X86_FEATURE_FSRS is also AMD's FSRM (6.4+) */
-	if (cpu->max_leaf >= 7) {
-		fz_cpuid(7, 1, r);
-		cpu->fsrs = r[0] & FZ_CPUID_7_1_EAX_FSRS;
-	}
-	fz_cpuid(0x80000000, 0, r);
-	cpu->max_ext_leaf = r[0];
-	cpu->fallback_kb = max_t(int, boot_cpu_data.x86_cache_size, 0);
-	fz_policy_cpu_caches(cpu, fz_cpuid);
-}
-
 /*
- * Derive the thresholds the parameters did not set, and describe the
- * cache they came from (nt_threshold) in the reason.
+ * What the CPU's rules chose (arch.h), where a parameter did not set it;
+ * the cache and rule behind nt_threshold go in its reason.
  */
 static void fz_thresholds_init(void)
 {
-	static char nt_why[256];
-	enum fz_loop expected, selected = fz_clear_user_selected();
-	struct fz_cpu cpu;
-	const char *why;
-	unsigned long thr;
+	struct fz_arch_choice c;
 
-	fz_cpu_read(&cpu);
-	expected = fz_policy_variant(&cpu);
-	if (expected != selected)
-		pr_warn("policy.h expects variant %s, the alternatives chose %s\n",
-			fz_loop_names[expected], fz_loop_names[selected]);
-	fz_cold_init(&cpu);
-	thr = fz_policy_erms_threshold(&cpu, &why);
-	if (!fz_erms_threshold_why) {
-		fz_erms_threshold = thr;
-		fz_erms_threshold_why = why;
-	}
-	thr = fz_policy_nt_threshold(&cpu, fz_clzero_usable(), &why);
-	snprintf(nt_why, sizeof(nt_why),
-		 "%s (last-level cache %lu KiB, %lu KiB per thread, from %s)",
-		 why, cpu.llc_size >> 10, cpu.llc_per_thread >> 10, cpu.llc_from);
+	fz_arch_init(&c);
+	WRITE_ONCE(fz_cold_loop, c.cold_loop);
+	WRITE_ONCE(fz_cold_why, c.cold_why);
 	if (!fz_nt_threshold_why) {
-		fz_nt_threshold = thr;
-		WRITE_ONCE(fz_nt_threshold_why, nt_why);
+		fz_nt_threshold = c.nt_threshold;
+		WRITE_ONCE(fz_nt_threshold_why, c.nt_why);
 	}
 }
 
@@ -490,13 +469,8 @@ static int __init fz_init(void)
 {
 	int ret;
 
-	fz_clzero_init(fz_forced_loop == FZ_LOOP_CLZERO);
-	if (fz_forced_loop == FZ_LOOP_CLZERO && !fz_clzero_usable()) {
-		pr_info("force_variant=clzero %s; reads use the patched variant\n",
-			fz_clzero_reason());
-		fz_forced_loop = FZ_LOOP_AUTO;
-	}
 	fz_thresholds_init();
+	fz_policy_attrs_init();
 	ret = fz_splice_init(fz_splice_huge);
 	if (ret)
 		return ret;
@@ -509,9 +483,10 @@ static int __init fz_init(void)
 	/* debugfs failures are not the load's (debugfs.h) */
 	fz_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("reasons", 0444, fz_debugfs, NULL, &fz_reasons_fops);
-	pr_info("clear_user: %s (erms_threshold %lu), nt_threshold %lu, read extent %zu (%s), shared huge=%s cleared by %s, splice buffers %zu\n",
-		fz_loop_names[fz_clear_user_selected()], fz_erms_threshold,
-		fz_nt_threshold, fz_read_extent(NULL), fz_preempt_model(),
+	pr_info("clear_user: %s, nt_threshold %lu, cold %s, read extent %zu (%s), shared huge=%s cleared by %s, splice buffers %zu\n",
+		fz_loop_names[fz_clear_user_selected()], fz_nt_threshold,
+		fz_cold_loop == FZ_LOOP_AUTO ? "none" : fz_loop_names[fz_cold_loop],
+		fz_read_extent(NULL), fz_preempt_model(),
 		fz_shared_huge_names[fz_shared_huge],
 		fz_shared_clear_names[fz_shared_clear], fz_splice_unit());
 	return 0;

@@ -8,7 +8,7 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uio.h>
-#include "clear.h"
+#include "arch.h"
 #include "fastzero.h"
 #include "read_loop.h"
 #include "stats.h"

@@ -44,7 +44,7 @@
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/userfaultfd_k.h>
-#include "clear.h"
+#include "arch.h"
 #include "compat.h"
 #include "fastzero.h"
 #include "stats.h"

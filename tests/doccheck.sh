@@ -5,15 +5,15 @@
 #                             one "# missing: ..." line per finding)
 #
 # Checks, each one TAP line:
-#   - every module parameter (module_param*() in driver/*.c, or modinfo of
+#   - every module parameter (module_param*() in driver/ and driver/arch/*/, or modinfo of
 #     driver/fastzero.ko when it is built), every sysfs counter
 #     (FZ_STAT_ATTR() in driver/stats.c), every .PHONY target of the top
 #     Makefile (as "make TARGET") and every option of userspace/fastzero-run
 #     (its --help) is named somewhere in README.md or docs/*.md;
 #   - README.md's parameter table has one row per module parameter and no
-#     other (as many as `grep -c module_param driver/*.c`), modprobe.d's
+#     other (as many as `grep -c module_param driver/*.c driver/arch/*/*.c`), modprobe.d's
 #     file lists each, and docs/sysfs.md's policy/ table is exactly the
-#     device's read-only attributes (DEVICE_ATTR_RO() in driver/*.c);
+#     device's read-only attributes (DEVICE_ATTR_RO() in driver/ and driver/arch/*/);
 #   - every repository path the docs name (in `code` or as a link) exists,
 #     and every "make TARGET" they show is a target of the top Makefile;
 #   - every command line tests/vm/debian-guest.sh runs from the docs
@@ -51,19 +51,29 @@ verdict() {
 # named WORD: WORD appears as a word in README.md or docs/*.md.
 named() { grep -qw -e "$1" "${DOCS[@]}"; }
 
-# The module's parameters: modinfo of a built module, else the source.
+# The driver's C files, every architecture's among them.
+SRCS=(driver/*.c driver/arch/*/*.c)
+
+# The module's parameters: the source's, every architecture's, and those
+# modinfo finds in a built module.
 params() {
-	if [[ -f driver/fastzero.ko ]] && command -v modinfo >/dev/null; then
-		modinfo -F parm driver/fastzero.ko | sed 's/:.*//'
-	else
-		sed -n 's/^module_param\(_cb\|_named\)\?(\([a-z0-9_]*\),.*/\2/p' driver/*.c
-	fi | sort -u
+	{
+		if [[ -f driver/fastzero.ko ]] && command -v modinfo >/dev/null; then
+			modinfo -F parm driver/fastzero.ko | sed 's/:.*//'
+		fi
+		sed -n 's/^module_param\(_cb\|_named\)\?(\([a-z0-9_]*\),.*/\2/p' "${SRCS[@]}"
+	} | sort -u
+}
+
+# The device's policy/ attributes (DEVICE_ATTR_RO(), every architecture's).
+policy_attrs() {
+	sed -n 's/^\(static \)\?DEVICE_ATTR_RO(\([a-z0-9_]*\));/\2/p' "${SRCS[@]}"
 }
 
 check_params() {
 	local p missing=()
 	for p in $(params); do
-		named "$p" || missing+=("$p (a module parameter, driver/*.c)")
+		named "$p" || missing+=("$p (a module parameter, driver/)")
 	done
 	verdict "every module parameter is documented" "${missing[@]}"
 }
@@ -72,7 +82,7 @@ check_stats() {
 	local s missing=()
 	while read -r s; do
 		named "$s" || missing+=("$s (a counter in /sys/class/misc/fastzero/stats/, driver/stats.c)")
-	done < <(sed -n 's/^FZ_STAT_ATTR(\([a-z0-9_]*\),.*/\1/p' driver/*.c)
+	done < <(sed -n 's/^FZ_STAT_ATTR(\([a-z0-9_]*\),.*/\1/p' driver/stats.c)
 	verdict "every sysfs counter is documented" "${missing[@]}"
 }
 
@@ -96,7 +106,7 @@ check_param_table() {
 	local want have n rows conf missing=()
 	want=$(params)
 	have=$(table_names README.md "Module parameters")
-	n=$(cat driver/*.c | grep -c '^module_param')
+	n=$(cat "${SRCS[@]}" | grep -c '^module_param')
 	rows=$(printf '%s\n' "$have" | grep -c .)
 	conf=$(sed -n 's/^#\?options fastzero \([a-z0-9_]*\)=.*/\1/p' modprobe.d/fastzero.conf)
 	mapfile -t missing < <(set_diff "a parameter with no row in README.md's table" "$want" "$have"
@@ -112,7 +122,7 @@ check_abi() {
 	local abi=docs/ABI/testing/sysfs-class-misc-fastzero n missing=()
 	while read -r n; do
 		grep -qx "What:		/sys/class/misc/fastzero/policy/$n" "$abi" || missing+=("policy/$n")
-	done < <(sed -n 's/^static DEVICE_ATTR_RO(\([a-z0-9_]*\));/\1/p' driver/*.c)
+	done < <(policy_attrs)
 	while read -r n; do
 		grep -qx "What:		/sys/class/misc/fastzero/stats/$n" "$abi" || missing+=("stats/$n")
 	done < <(sed -n 's/^FZ_STAT_ATTR(\([a-z0-9_]*\),.*/\1/p' driver/stats.c)
@@ -123,10 +133,10 @@ check_abi() {
 }
 
 # docs/sysfs.md's policy table is exactly the device's policy/ attributes
-# (DEVICE_ATTR_RO() in driver/*.c).
+# (DEVICE_ATTR_RO() in the driver).
 check_policy_table() {
 	local want have missing=()
-	want=$(sed -n 's/^static DEVICE_ATTR_RO(\([a-z0-9_]*\));/\1/p' driver/*.c)
+	want=$(policy_attrs)
 	have=$(table_names docs/sysfs.md "Policy: what the module chose and why")
 	mapfile -t missing < <(set_diff "a policy/ attribute with no row in docs/sysfs.md" "$want" "$have"
 		set_diff "a row in docs/sysfs.md's policy table that is no attribute" "$have" "$want")

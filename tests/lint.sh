@@ -62,7 +62,7 @@ lint_checkpatch() {
 		return
 	fi
 	local f files=()
-	for f in "$REPO"/driver/*.[chS]; do
+	for f in "$REPO"/driver/*.[chS] "$REPO"/driver/arch/*/*.[chS]; do
 		[[ $f == *.mod.c ]] || files+=("${f#"$REPO"/}")
 	done
 	out=$(cd "$REPO" && perl "$CP_DIR/scripts/checkpatch.pl" --no-tree --strict \
@@ -98,9 +98,8 @@ lint_sparse() {
 	kdir=$(default_kdir) || { apt_install linux-headers-amd64 && kdir=$(default_kdir); } ||
 		{ report 1 "$name" "no kernel headers, and linux-headers-amd64 did not install"; return; }
 	tmp=$(mktemp -d)
-	mkdir "$tmp/driver"
 	cp "$REPO/Kbuild" "$REPO/dkms.conf" "$tmp/"
-	cp "$REPO"/driver/Kbuild "$REPO"/driver/*.[chS] "$tmp/driver/"
+	(cd "$REPO" && cp --parents driver/Kbuild driver/*.[chS] driver/arch/*/*.[chS] "$tmp/")
 	if ! out=$(make -C "$kdir" M="$tmp" C=2 CF=-D__CHECK_ENDIAN__ modules 2>&1); then
 		printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
 		report 1 "$name" "build failed against $kdir"

@@ -2,7 +2,7 @@
 /*
  * clearbench - time the driver's clearing loops on the real CPU.
  *
- * driver/clear_loops.S is assembled and linked in unchanged, so this measures
+ * driver/arch/x86/clear_loops.S is assembled and linked in unchanged, so this measures
  * exactly the instructions the module executes, minus the user-access
  * bracketing (STAC/CLAC) of the kernel's fz_clear_user_*() flavour.
  *
@@ -843,7 +843,7 @@ static void usage(void)
 	      "                  [--bufs 1M,1G] [--chunks 4K,2M] [--loops rep_stosb,unrolled]\n"
 	      "                  [--chunk-dests 64M,1G] [--chunk-loop NAME] [--erms-threshold BYTES]\n"
 	      "                  [--self-test]\n"
-	      "  Times driver/clear_loops.S in userspace. GB/s = 1e9 bytes/s; spread =\n"
+	      "  Times driver/arch/x86/clear_loops.S in userspace. GB/s = 1e9 bytes/s; spread =\n"
 	      "  (max - min) / median over the repetitions; ratio: vs unrolled@4K chunks\n"
 	      "  (matrix), vs unrolled (short), vs 64K chunks (chunk).\n"
 	      "  --json: JSON on stdout, the table on stderr.\n"

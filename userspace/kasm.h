@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kasm.h - userspace stand-ins for the kernel assembler macros that
- * driver/clear_loops.S uses; passed with -include when clearbench
+ * driver/arch/x86/clear_loops.S uses; passed with -include when clearbench
  * assembles that file, so the benchmark runs the driver's own loops.
  */
 #ifndef _FASTZERO_KASM_H

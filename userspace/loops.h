@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* loops.h - C entry points to driver/clear_loops.S for clearbench and readmodel. */
+/* loops.h - C entry points to driver/arch/x86/clear_loops.S for clearbench and readmodel. */
 #ifndef _FASTZERO_LOOPS_H
 #define _FASTZERO_LOOPS_H
 

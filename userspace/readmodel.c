@@ -9,7 +9,7 @@
  *   zero-<loop>    /dev/zero's read path emulated: a zero-byte read() of
  *                  /dev/zero (syscall, VFS) plus <loop> in 4 KiB chunks
  *                  (read_zero() clears PAGE_SIZE per clear_user()), for
- *                  every candidate loop of driver/clear_loops.S; the one
+ *                  every candidate loop of driver/arch/x86/clear_loops.S; the one
  *                  that matches zero-real best is the host kernel's
  *   fz             fastzero's read path emulated: a zero-byte read() plus
  *                  the loop and extents driver/policy.h gives for this CPU

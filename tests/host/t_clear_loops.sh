@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# t_clear_loops.sh - driver/clear_loops.S's bytes on this CPU, natively; TAP.
+# t_clear_loops.sh - driver/arch/x86/clear_loops.S's bytes on this CPU, natively; TAP.
 #
 # The module assembles the same clear_loops.S as userspace/clearbench:
 # `clearbench --self-test` runs every loop at each length 0..320 and each

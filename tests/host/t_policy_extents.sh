@@ -33,7 +33,8 @@ elif (($#)); then
 	echo "usage: $0 [--driver DIR]" >&2
 	exit 2
 fi
-if ! "${CC:-gcc}" -O2 -std=gnu11 -Wall -Wextra -Werror -I"$drv" -I"$REPO/userspace/shim" \
+arch=$("${CC:-gcc}" -dumpmachine | sed -e 's/^x86_64-.*/x86/' -e 's/^aarch64-.*/arm64/')
+if ! "${CC:-gcc}" -O2 -std=gnu11 -Wall -Wextra -Werror -I"$drv" -I"$drv/arch/$arch" -I"$REPO/userspace/shim" \
 	"$REPO/tests/host/policy_extents.c" -o "$T/policy_extents" >"$T/build.log" 2>&1; then
 	ok 1 "policy_extents_builds" "$(tail -n 3 "$T/build.log" | tr '\n' ' ')"
 	tap_done

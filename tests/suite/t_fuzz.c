@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fzarch.h"
 #include "fztest.h"
 
 #ifndef MADV_COLD
@@ -1054,9 +1055,10 @@ static pthread_t param_tid;
 
 static void *param_main(void *arg)
 {
-	static const char *const variants[] = {
-		"auto", "unrolled", "rep_stosq", "erms", "rep_stosb", "nt",
-	};
+	/* every loop the CPU runs, as the driver names them, and auto */
+	static const char *const names[] = FZ_LOOP_NAMES;
+	const char *variants[FZ_NR_LOOPS + 1] = { "auto" };
+	size_t nvariants = 1, i;
 	static const size_t chunks[] = { 4096, 8192, 65536, HPAGE, 8 * FZ_MiB };
 	static const size_t nts[] = { 0, 4096, 1048576, 134217728 };
 	struct timespec ts = { 0, 0 };
@@ -1064,10 +1066,13 @@ static void *param_main(void *arg)
 	int k, err;
 
 	rng = *(uint64_t *)arg;
+	for (i = 0; i < FZ_ARRAY_SIZE(names); i++)
+		if (fz_arch_runs(names[i]))
+			variants[nvariants++] = names[i];
 	while (!__atomic_load_n(&param_stop, __ATOMIC_RELAXED)) {
 		k = rnd(FZ_ARRAY_SIZE(params));
 		if (k == 1)
-			snprintf(val, sizeof(val), "%s", PICK(variants));
+			snprintf(val, sizeof(val), "%s", variants[rnd(nvariants)]);
 		else
 			snprintf(val, sizeof(val), "%zu", k ? PICK(nts) : chance(2) ?
 				 PICK(chunks) : 4096 + rnd(8 * FZ_MiB - 4095));

@@ -54,8 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fzarch.h"
 #include "fztest.h"
-#include "policy.h"
 
 #define NIOV	8
 
@@ -761,6 +761,7 @@ unmap:
 
 int main(int argc, char **argv)
 {
+	static const char *const wide[] = FZ_WIDE_VARIANTS;
 	size_t i;
 
 	fz_setup(argc, argv, &dev, &ref);
@@ -783,9 +784,10 @@ int main(int argc, char **argv)
 	fz_run(test_latency, &lat_rival_fresh,
 	       "sigalrm_read_into_faulting_memory_latency_with_a_rival_reader");
 	fz_run(test_slow_latency, NULL, "sigalrm_read_into_uncached_bar_latency_within_budget");
-	fz_run(test_resolved_fault, "unrolled", "resolved_fault_unrolled_stays_wide");
-	fz_run(test_resolved_fault, "rep_stosq", "resolved_fault_rep_stosq_stays_wide");
-	fz_run(test_resolved_fault, "nt", "resolved_fault_nt_stays_wide");
+	for (i = 0; i < FZ_ARRAY_SIZE(wide); i++)
+		if (fz_arch_runs(wide[i]))
+			fz_run(test_resolved_fault, wide[i], "resolved_fault_%s_stays_wide",
+			       wide[i]);
 
 	return fz_exit();
 }

@@ -2,10 +2,10 @@
 /*
  * t_sysfs - module parameters of fastzero, and what it chose (policy/):
  *
- *	force_variant (rw)	override: auto unrolled rep_stosq erms rep_stosb nt
+ *	force_variant (rw)	override: auto, or a loop's name (FZ_LOOP_NAMES)
  *	chunk_size (rw)		bytes cleared between rescheduling points
  *	nt_threshold (rw)	reads from this size on use non-temporal stores
- *	erms_threshold (ro)	shortest clear the erms variant does with rep stosb
+ *	erms_threshold (ro)	x86-64: shortest clear the erms variant does with rep stosb
  *	shared_huge (ro)	tmpfs huge= policy of MAP_SHARED memory
  *	policy/clear_user_variant	the clear loop chosen for this CPU
  *	policy/ *_threshold_source	derived or parameter (the rule: debugfs)
@@ -20,9 +20,8 @@
  *
  * FZ_EXPECT_VARIANT overrides the variant expected from /proc/cpuinfo.
  * The derived thresholds are recomputed here with driver/policy.h, the
- * driver's own rule, from the same CPUID leaves and /proc/cpuinfo.
+ * driver's own rule, from what userspace sees of the CPU (fzarch.h).
  */
-#include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,25 +31,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fzarch.h"
 #include "fztest.h"
-#include "policy.h"
 
 static int dev, ref;
-static const char *const variants[] = {
-	"unrolled", "rep_stosq", "erms", "rep_stosb", "nt",
-};
+/* The loops, as the driver names them (its clear_loops.h). */
+static const char *const variants[] = FZ_LOOP_NAMES;
 
 /* What the module chose: policy/, beside stats/ (docs/sysfs.md). */
 static const char *const policy_attrs[] = {
 	"clear_user_variant", "read_extent", "preempt_model", "splice_unit",
-	"nt_threshold_source", "erms_threshold_source", "cold_threshold_source",
-	"clzero", "cold_variant",
+	"nt_threshold_source", "cold_threshold_source", "cold_variant",
+	FZ_ARCH_POLICY_ATTRS
 };
 
 /* The administrator's knobs: every other name is a policy/ attribute. */
 static const char *const knobs[] = {
-	"chunk_size", "nt_threshold", "erms_threshold", "force_variant",
-	"shared_huge", "shared_clear", "splice_huge", "cold_threshold",
+	"chunk_size", "nt_threshold", "force_variant", "shared_huge",
+	"shared_clear", "splice_huge", "cold_threshold", FZ_ARCH_KNOBS
 };
 
 static int is_policy(const char *name)
@@ -79,79 +77,6 @@ static int param_write(const char *name, const char *val)
 	snprintf(path, sizeof(path), "%s/%s",
 		 is_policy(name) ? FZ_POLICY : FZ_PARAMS, name);
 	return fz_write_file(path, val);
-}
-
-static int has_flag(const char *flags, const char *flag)
-{
-	size_t n = strlen(flag);
-	const char *p = flags;
-
-	while ((p = strstr(p, flag))) {
-		if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\n' ||
-						     !p[n]))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
-/*
- * Fast short rep stosb: CPUID 7.1:EAX bit 11.  Asked of the CPU, since
- * /proc/cpuinfo names it only from 6.4 on.
- */
-static int cpu_has_fsrs(void)
-{
-	unsigned int eax, ebx, ecx, edx;
-
-	if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx))
-		return 0;
-	return !!(eax & (1u << 11));
-}
-
-static void user_cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
-{
-	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
-}
-
-/* The first /proc/cpuinfo line starting with @key, into @line. */
-static int cpuinfo_line(const char *key, char *line, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	int found = 0;
-
-	while (f && !found && fgets(line, len, f))
-		found = !strncmp(line, key, strlen(key));
-	if (f)
-		fclose(f);
-	return found;
-}
-
-/* The CPU as the driver sees it (fz_cpu_read() in main.c). */
-static void guest_cpu(struct fz_cpu *cpu)
-{
-	static char line[8192];
-	unsigned long kb;
-	const char *p;
-
-	memset(cpu, 0, sizeof(*cpu));
-	if (cpuinfo_line("vendor_id", line, sizeof(line))) {
-		if (strstr(line, "GenuineIntel"))
-			cpu->vendor = FZ_VENDOR_INTEL;
-		else if (strstr(line, "AuthenticAMD") || strstr(line, "HygonGenuine"))
-			cpu->vendor = FZ_VENDOR_AMD;
-	}
-	if (cpuinfo_line("cache size", line, sizeof(line)) &&
-	    (p = strchr(line, ':')) && sscanf(p + 1, "%lu", &kb) == 1)
-		cpu->fallback_kb = kb;
-	if (cpuinfo_line("flags", line, sizeof(line))) {
-		cpu->rep_good = has_flag(line, "rep_good");
-		cpu->erms = has_flag(line, "erms");
-	}
-	/* not the "fsrs" flag: 6.4+ also sets it for AMD's FSRM */
-	cpu->fsrs = cpu_has_fsrs();
-	cpu->max_leaf = __get_cpuid_max(0, NULL);
-	cpu->max_ext_leaf = __get_cpuid_max(0x80000000, NULL);
-	fz_policy_cpu_caches(cpu, user_cpuid);
 }
 
 /*
@@ -189,6 +114,7 @@ static int check_threshold(const char *name, unsigned long want,
 	return FZ_PASS;
 }
 
+#ifdef __x86_64__
 static int test_erms_threshold(const void *arg, char *why)
 {
 	struct fz_cpu cpu;
@@ -196,10 +122,45 @@ static int test_erms_threshold(const void *arg, char *why)
 	unsigned long want;
 
 	(void)arg;
-	guest_cpu(&cpu);
+	fz_guest_cpu(&cpu);
 	want = fz_policy_erms_threshold(&cpu, &rule);
 	return check_threshold("erms_threshold", want, rule, 4096, why);
 }
+
+/* cpu_policy.h's nt_threshold for this CPU, and a line on what it saw. */
+static unsigned long nt_rule(const struct fz_cpu *cpu, const char **rule)
+{
+	fz_diag("  CPU: vendor %d rep_good %d erms %d fsrs %d, last-level cache %lu KiB (%lu per thread) from %s",
+		cpu->vendor, cpu->rep_good, cpu->erms, cpu->fsrs, cpu->llc_size >> 10,
+		cpu->llc_per_thread >> 10, cpu->llc_from);
+	return fz_policy_nt_threshold(cpu, fz_file_has_word(FZ_POLICY "/clzero", "usable"),
+				      rule);
+}
+
+/* What the alternatives should pick: the last variant whose feature is set. */
+static const char *cpu_variant(void)
+{
+	static char line[8192];
+
+	if (fz_cpuinfo_line("flags", line, sizeof(line)) && fz_has_flag(line, "erms"))
+		return "erms";
+	return "rep_stosq";	/* X86_FEATURE_REP_GOOD assumed on x86-64 */
+}
+#else
+static unsigned long nt_rule(const struct fz_cpu *cpu, const char **rule)
+{
+	fz_diag("  CPU: FEAT_MOPS %d, DCZID_EL0 %#lx", cpu->mops, cpu->dczid);
+	return fz_policy_nt_threshold(cpu, rule);
+}
+
+static const char *cpu_variant(void)
+{
+	struct fz_cpu cpu;
+
+	fz_guest_cpu(&cpu);
+	return fz_loop_name(fz_policy_variant(&cpu));
+}
+#endif
 
 /* 0 (never) or from 0x4040 bytes (glibc's minimum) to 1 GiB. */
 static int test_nt_threshold_derived(const void *arg, char *why)
@@ -211,12 +172,8 @@ static int test_nt_threshold_derived(const void *arg, char *why)
 	int ret;
 
 	(void)arg;
-	guest_cpu(&cpu);
-	want = fz_policy_nt_threshold(&cpu, fz_file_has_word(FZ_POLICY "/clzero", "usable"),
-				      &rule);
-	fz_diag("  CPU: vendor %d rep_good %d erms %d fsrs %d, last-level cache %lu KiB (%lu per thread) from %s",
-		cpu.vendor, cpu.rep_good, cpu.erms, cpu.fsrs, cpu.llc_size >> 10,
-		cpu.llc_per_thread >> 10, cpu.llc_from);
+	fz_guest_cpu(&cpu);
+	want = nt_rule(&cpu, &rule);
 	ret = check_threshold("nt_threshold", want, rule, FZ_GiB, why);
 	if (ret != FZ_PASS || param_read("nt_threshold", val, sizeof(val)))
 		return ret;
@@ -225,24 +182,12 @@ static int test_nt_threshold_derived(const void *arg, char *why)
 	return FZ_PASS;
 }
 
-/* What the alternatives should pick: the last variant whose feature is set. */
+/* The loop fz_clear_user() should run on this CPU. */
 static const char *expected_variant(void)
 {
-	static char line[8192];
 	const char *env = getenv("FZ_EXPECT_VARIANT");
-	FILE *f;
 
-	if (env && *env)
-		return env;
-	f = fopen("/proc/cpuinfo", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "flags", 5))
-			break;
-	if (f)
-		fclose(f);
-	if (has_flag(line, "erms"))
-		return "erms";
-	return "rep_stosq";	/* X86_FEATURE_REP_GOOD assumed on x86-64 */
+	return env && *env ? env : cpu_variant();
 }
 
 static int check_param(const char *name, const char *want, char *why)
@@ -266,12 +211,11 @@ static int test_variant(const void *arg, char *why)
 	(void)arg;
 	if (err)
 		return fz_fail(why, "read clear_user_variant: %s", strerror(-err));
-	for (i = 0; i < FZ_ARRAY_SIZE(variants) - 1; i++)
+	for (i = 0; i < FZ_ARRAY_SIZE(variants); i++)
 		if (!strcmp(val, variants[i]))
 			break;
-	if (i == FZ_ARRAY_SIZE(variants) - 1)
-		return fz_fail(why, "clear_user_variant is \"%s\", not one of unrolled rep_stosq erms",
-			       val);
+	if (i == FZ_ARRAY_SIZE(variants))
+		return fz_fail(why, "clear_user_variant is \"%s\", no loop's name", val);
 	return check_param("clear_user_variant", expected_variant(), why);
 }
 
@@ -316,6 +260,14 @@ static int test_reject(const void *arg, char *why)
 	const char *const *nv = arg;
 
 	return write_refused(nv[0], nv[1], NULL, EINVAL, why);
+}
+
+/* A loop this CPU does not run: force_variant refuses it (EOPNOTSUPP). */
+static int test_refused_loop(const void *arg, char *why)
+{
+	const char *const *nv = arg;
+
+	return write_refused(nv[0], nv[1], NULL, EOPNOTSUPP, why);
 }
 
 /* Set a parameter, then run the compact differential checks. */
@@ -509,8 +461,15 @@ int main(int argc, char **argv)
 	fz_run(test_layout, NULL, "parameters_are_the_knobs_policy_is_read_only");
 	fz_run(test_variant, NULL, "clear_user_variant_is_%s", expected_variant());
 
-	for (i = 0; i < FZ_ARRAY_SIZE(variants); i++)
-		set_and_check("force_variant", variants[i], "force_variant");
+	for (i = 0; i < FZ_ARRAY_SIZE(variants); i++) {
+		nv[0] = "force_variant";
+		nv[1] = variants[i];
+		if (fz_arch_runs(variants[i]))
+			set_and_check("force_variant", variants[i], "force_variant");
+		else
+			fz_run(test_refused_loop, nv, "force_variant_%s_refused_on_this_cpu",
+			       variants[i]);
+	}
 	nv[0] = "force_variant";
 	nv[1] = "auto";
 	fz_run(test_set, nv, "force_variant_restore_auto");
@@ -537,15 +496,19 @@ int main(int argc, char **argv)
 	nv[1] = chunk0;
 	fz_run(test_set, nv, "chunk_size_restore_%s", chunk0);
 
+#ifdef __x86_64__
 	fz_run(test_erms_threshold, NULL, "erms_threshold_derived_by_policy");
+#endif
 	fz_run(test_nt_threshold_derived, NULL, "nt_threshold_derived_by_policy");
 	restore_after("nt_threshold", "4096", test_nt_threshold);
 	nv[0] = "nt_threshold_source";
 	nv[1] = "parameter";
 	fz_run(test_readonly, nv, "nt_threshold_source_parameter_read_only");
+#ifdef __x86_64__
 	nv[0] = "erms_threshold";
 	nv[1] = NULL;
 	fz_run(test_readonly, nv, "erms_threshold_read_only");
+#endif
 	nv[0] = "clear_user_variant";
 	nv[1] = NULL;
 	fz_run(test_readonly, nv, "clear_user_variant_read_only");

@@ -30,7 +30,7 @@ FZ_SID_ROOT=$FZ_CACHE/sid/root
 # Outputs of fz_kernel_resolve.
 KID='' KVER='' KIMG='' KWHY='' VMLINUZ='' KDIR='' FZ_CHROOT=''
 # The ids a run can ask for: checked before anything is fetched.
-FZ_KERNEL_IDS='6.1 6.12 7 newest 6.12-debug 7-debug 6.1-rt 6.12-rt 7-rt 6.1-cloud 6.12-cloud 7-cloud'
+FZ_KERNEL_IDS='6.1 6.12 7 newest 6.12-debug 7-debug 6.1-rt 6.12-rt 7-rt 6.1-cloud 6.12-cloud 7-cloud 6.12-arm64 7-arm64'
 
 # fz_kernel_id_ok ID: ID is one of FZ_KERNEL_IDS.
 fz_kernel_id_ok() { [[ " $FZ_KERNEL_IDS " == *" $1 "* ]]; }
@@ -340,7 +340,7 @@ fz_debug_resolve() {
 	KMODS=	# zram is built in
 	[[ -n $KVER && -s $VMLINUZ && -f $FZ_CHROOT$KDIR/Makefile ]] ||
 		fz_die "debug kernel $1: bad build output"
-	export KID KVER VMLINUZ KDIR KMODS FZ_CHROOT
+	export KID KVER KARCH VMLINUZ KDIR KMODS FZ_CHROOT
 }
 
 # fz_choose WHERE ID: sets ver, img (the Debian guest's image package, or
@@ -392,13 +392,143 @@ fz_choose() {
 	}
 }
 
-# fz_kernel_resolve ID: sets KID KVER KIMG KWHY VMLINUZ KDIR KMODS FZ_CHROOT (exported).
+# ---------- arm64 ----------
+
+# Debian's arm64 kernels: 6.12-arm64 is trixie's, 7-arm64 sid's.  Chosen
+# from the archive's arm64 index as it is now (a day's cache; the version
+# remembered, if its files are cached, when the index cannot be read),
+# booted by qemu-system-aarch64, and built against in the sid chroot:
+# their headers unpacked at their own paths there, with the amd64 build of
+# the same version's kbuild tools (the headers' own fixdep and modpost are
+# arm64 programs) and the cross compiler each kernel names in
+# CONFIG_CC_VERSION_TEXT (its .kernelvariables calls it by that name).
+FZ_ARM64_DIR=$FZ_CACHE/arm64
+
+# fz_arm64_index SUITE ARCH: a path to SUITE's Packages index for ARCH.
+fz_arm64_index() {
+	local f=$FZ_ARM64_DIR/Packages-$1-$2
+	mkdir -p "$FZ_ARM64_DIR"
+	if [[ -n ${FZ_REFRESH:-} || -z $(find "$f" -mmin -1440 2>/dev/null) ]]; then
+		fz_need_pkgs curl xz-utils
+		if curl -fsS "$FZ_SID_MIRROR/dists/$1/main/binary-$2/Packages.xz" | xz -dc >"$f.tmp"; then
+			mv "$f.tmp" "$f"
+		else
+			rm -f "$f.tmp"
+			fz_log "the $1 $2 index could not be fetched (continuing with the cached one)"
+		fi
+	fi
+	[[ -s $f ]] || return 1
+	echo "$f"
+}
+
+# fz_arm64_deb SUITE ARCH PKG DIR: download PKG into DIR, print its path.
+fz_arm64_deb() {
+	local idx pool
+	idx=$(fz_arm64_index "$1" "$2") || return 1
+	pool=$(awk -v p="$3" '$1 == "Package:" { pk = $2 } $1 == "Filename:" && pk == p { print $2 }' "$idx" |
+		tail -n1)
+	[[ -n $pool ]] || return 1
+	[[ -s $4/${pool##*/} ]] || curl -fsS -o "$4/${pool##*/}" "$FZ_SID_MIRROR/$pool" || return 1
+	echo "$4/${pool##*/}"
+}
+
+# fz_arm64_pick ID: the newest version SUITE has headers of, and SUITE.
+fz_arm64_pick() {
+	local suite=trixie re='^6\.12\.' idx
+	[[ $1 == 7-arm64 ]] && suite=sid re='^[0-9]{2,}\.|^[7-9]\.'
+	idx=$(fz_arm64_index "$suite" arm64) || return 1
+	sed -n 's/^Package: linux-headers-\([0-9][^-]*\)-arm64$/\1/p' "$idx" | grep -E "$re" |
+		sort -V | tail -n1 | sed "s/\$/-arm64 $suite/"
+}
+
+# fz_arm64_fetch VER SUITE: the image (vmlinuz, the guest's modules), the
+# headers in the sid chroot, their cross compiler; once per version.
+fz_arm64_fetch() {
+	local ver=$1 suite=$2 kdir=$FZ_CACHE/kernels/$1 base=${1%-arm64} dl deb p cc
+	fz_sid_ensure
+	dl=$kdir/dl
+	mkdir -p "$dl"
+	if [[ ! -s $kdir/vmlinuz ]] || ! fz_modules_complete "$kdir/modules"; then
+		rm -rf "$kdir/x" && mkdir -p "$kdir/x"
+		for p in "linux-image-$ver-unsigned" "linux-binary-$ver linux-modules-$ver"; do
+			deb=''
+			for p in $p; do
+				deb=$(fz_arm64_deb "$suite" arm64 "$p" "$dl") || { deb=''; break; }
+				dpkg-deb -x "$deb" "$kdir/x"
+			done
+			[[ -z $deb ]] || break
+		done
+		[[ -n $deb ]] || fz_die "no image package of $ver in $suite's arm64 index"
+		cp "$(find "$kdir/x" -name "vmlinuz-$ver" -o -path "*/modules/$ver/vmlinuz" | head -n1)" \
+			"$kdir/vmlinuz" || fz_die "no vmlinuz in the image package of $ver"
+		fz_keep_modules "$kdir/x" "$ver" "$kdir/modules"
+		rm -rf "$kdir/x"
+	fi
+	if [[ ! -f $FZ_SID_ROOT/usr/src/linux-headers-$ver/.config ]]; then
+		for p in "arm64 linux-headers-$ver" "arm64 linux-headers-$base-common" \
+			"amd64 linux-kbuild-$base"; do
+			deb=$(fz_arm64_deb "$suite" ${p% *} "${p#* }" "$dl") ||
+				fz_die "${p#* } is not in $suite's ${p% *} index"
+			dpkg-deb -x "$deb" "$FZ_SID_ROOT"
+		done
+	fi
+	rm -rf "$dl"
+	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' \
+		"$FZ_SID_ROOT/usr/src/linux-headers-$ver/.config")
+	[[ $cc =~ ^aarch64-linux-gnu-gcc-[0-9]+$ ]] || fz_die "$ver was built with '$cc'"
+	if [[ ! -x $FZ_SID_ROOT/usr/bin/$cc ]]; then
+		fz_sid_apt_update
+		fz_log "installing ${cc#aarch64-linux-gnu-}-aarch64-linux-gnu in the sid chroot (for $ver)"
+		fz_sid_run apt-get install -y -qq --no-install-recommends make \
+			"${cc#aarch64-linux-gnu-}-aarch64-linux-gnu" >&2
+	fi
+}
+
+# fz_arm64_resolve ID: as fz_kernel_resolve, for 6.12-arm64 and 7-arm64.
+fz_arm64_resolve() {
+	local id=$1 envf=$FZ_CACHE/kernels/$1.env runf out ver suite why
+	runf=${FZ_RUN_KERNELS:+$FZ_RUN_KERNELS/$id.env}
+	mkdir -p "$FZ_CACHE/kernels" ${FZ_RUN_KERNELS:+"$FZ_RUN_KERNELS"}
+	if [[ -n $runf && -s $runf ]]; then
+		# shellcheck source=/dev/null
+		source "$runf"
+		ver=$KVER suite=$KIMG why=$KWHY
+	elif out=$(fz_arm64_pick "$id"); then
+		read -r ver suite <<<"$out"
+		why="the newest in $suite's arm64 index"
+	elif [[ -s $envf ]]; then
+		# shellcheck source=/dev/null
+		source "$envf"
+		ver=$KVER suite=$KIMG why="the index cannot be read: the cached $KVER"
+	else
+		fz_die "no arm64 kernel for id $id in the archive's index"
+	fi
+	fz_log "kernel $id -> $ver ($suite): $why"
+	printf 'KVER=%q\nKIMG=%q\nKWHY=%q\n' "$ver" "$suite" "$why" >"$envf"
+	[[ -z $runf || -s $runf ]] || cp "$envf" "$runf"
+	(
+		fz_lock "kernel-$ver"
+		fz_arm64_fetch "$ver" "$suite"
+	)
+	KID=$id KVER=$ver KIMG=$suite KWHY=$why KARCH=arm64
+	VMLINUZ=$FZ_CACHE/kernels/$ver/vmlinuz KMODS=$FZ_CACHE/kernels/$ver/modules
+	KDIR=/usr/src/linux-headers-$ver FZ_CHROOT=$FZ_SID_ROOT
+	export KID KVER KIMG KWHY KARCH VMLINUZ KDIR KMODS FZ_CHROOT
+}
+
+# fz_kernel_resolve ID: sets KID KVER KIMG KWHY KARCH VMLINUZ KDIR KMODS
+# FZ_CHROOT (exported).
 fz_kernel_resolve() {
 	local id=$1 where=host ver img why series=${1%-rt}
 	series=${series%-cloud}
+	KARCH=x86
 	fz_kernel_id_ok "$id" || fz_die "unknown kernel id '$id': one of $FZ_KERNEL_IDS"
 	if [[ $id == *-debug ]]; then
 		fz_debug_resolve "$id"
+		return 0
+	fi
+	if [[ $id == *-arm64 ]]; then
+		fz_arm64_resolve "$id"
 		return 0
 	fi
 	[[ $series =~ ^[0-9]+(\.[0-9]+)*$ || $id == newest ]] || fz_die "bad kernel id '$id'"
@@ -428,7 +558,7 @@ fz_kernel_resolve() {
 	FZ_CHROOT=
 	[[ $where == sid ]] && FZ_CHROOT=$FZ_SID_ROOT
 	[[ -n $FZ_CHROOT || -f $KDIR/Makefile ]] || fz_die "headers missing: $KDIR"
-	export KID KVER KIMG KWHY VMLINUZ KDIR KMODS FZ_CHROOT
+	export KID KVER KIMG KWHY KARCH VMLINUZ KDIR KMODS FZ_CHROOT
 }
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then

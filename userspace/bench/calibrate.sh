@@ -2,7 +2,7 @@
 # calibrate.sh - what `make calibrate` runs: this machine's erms_threshold and nt_threshold, measured.
 #
 # clearbench --sections calibrate times the driver's own loops
-# (driver/clear_loops.S) with the driver's extent policy (driver/policy.h):
+# (driver/arch/x86/clear_loops.S) with the driver's extent policy (driver/policy.h):
 # (a) the length from which rep stosb stays ahead of the unrolled loop,
 # (b) the read size from which non-temporal stores beat one rep stos per
 # extent, with 32 MiB extents and with one call per read; it prints them

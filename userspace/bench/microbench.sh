@@ -88,7 +88,7 @@ plot() {
 		return 0
 	fi
 	mode=$(awk -F, 'NR == 2 { print $2; exit }' "$csv")
-	title="clearbench (driver/clear_loops.S): $(mode_title "${mode:-unknown}")${cpu:+, $cpu}, $(date -r "$csv" '+%Y-%m-%d %H:%M')"
+	title="clearbench (driver/arch/x86/clear_loops.S): $(mode_title "${mode:-unknown}")${cpu:+, $cpu}, $(date -r "$csv" '+%Y-%m-%d %H:%M')"
 	sub="${cpu:+kernel $(uname -r), host $(hostname -s 2>/dev/null || uname -n); }points: medians, bars: min..max; GB/s: higher is better"
 	gnuplot -e "csvfile=$(gpstr "$csv"); outbase=$(gpstr "$out"); plottitle=$(gpstr "$title"); subtitle=$(gpstr "$sub"); ermsthr=$thr; $(panel_vars "$csv")" \
 		"$BENCH_DIR/plot-clear.gp" 2>"$out.gnuplot.err" || rc=$?

@@ -241,7 +241,7 @@ main() {
 		FNR == NR { cfg[NR - 1] = $0; ncfg = NR; next }
 		{ s[$1 " " $2] = s[$1 " " $2] " " $3 }
 		END {
-			printf "# perf bench mem memset -k CHUNK -s %s -f FN (perf %s, %s) vs clearbench (driver/clear_loops.S), same loop, chunk and total\n", total, ver, from
+			printf "# perf bench mem memset -k CHUNK -s %s -f FN (perf %s, %s) vs clearbench (driver/arch/x86/clear_loops.S), same loop, chunk and total\n", total, ver, from
 			printf "# mode: native userspace; %s interleaved repetitions, both pinned to CPU %s; THP %s; GB/s = 1e9 B/s, medians; spread = (max - min) / median; best ratio = best clearbench / best perf\n", reps, cpu, thp
 			printf "%-6s %-16s %9s %7s   %-10s %9s %7s %8s %8s %10s\n", "chunk", "perf -f", "perf GB/s", "spread", "clearbench", "GB/s", "spread", "cb/perf", "diff", "best ratio"
 			print "chunk,total,perf_function,perf_median,perf_min,perf_max,perf_spread_pct,loop,cb_median,cb_min,cb_max,cb_spread_pct,ratio,best_ratio,n" > csv

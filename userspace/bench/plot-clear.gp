@@ -30,7 +30,7 @@ mult(u) = u eq 'K' ? 2**10 : u eq 'M' ? 2**20 : u eq 'G' ? 2**30 : 0
 bytes(s) = mult(unit(s)) ? mult(unit(s)) * real(s[1:strlen(s) - 1]) : real(s)
 
 # one colour and point type per loop, the same in every panel; every loop
-# clearbench can time (driver/clear_loops.h's FZ_LOOP_NAMES): a loop this
+# clearbench can time (driver/arch/x86/clear_loops.h's FZ_LOOP_NAMES): a loop this
 # CPU does not run has no rows, and no points
 loops = 'unrolled rep_stosq erms rep_stosb nt clzero'
 shortloops = 'unrolled rep_stosb erms'

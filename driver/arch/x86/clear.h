@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* clear.h - the ALTERNATIVE-selected clear_user() over the loops in clear_loops.S. */
+/* clear.h - x86-64: the ALTERNATIVE-selected clear_user() over the loops in clear_loops.S. */
 #ifndef _FASTZERO_CLEAR_H
 #define _FASTZERO_CLEAR_H
 
@@ -208,5 +208,21 @@ static inline void fz_clear_cold_pages(void *addr, unsigned int npages,
 		fz_clear_pages(addr, npages);
 	}
 }
+
+/* clzero.c: the clzero variant, proven at load (fz_clzero_init()) or refused */
+enum fz_clzero_state {
+	FZ_CLZERO_UNTESTED,
+	FZ_CLZERO_REFUSED,
+	FZ_CLZERO_USABLE,
+};
+
+bool fz_clzero_usable(void);
+bool fz_clzero_refused(void);
+void fz_clzero_init(bool forced);
+const char *fz_clzero_reason(void);
+const char *fz_clzero_state_name(void);
+
+/* cpu.c: policy/'s erms_threshold_source and clzero (arch.h) */
+#define FZ_ARCH_NR_POLICY_ATTRS	2
 
 #endif /* _FASTZERO_CLEAR_H */

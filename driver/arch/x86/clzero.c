@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * clzero.c - the clzero variant: proven at load by running it, or refused.
+ * clzero.c - x86-64: the clzero variant, proven at load by running it, or refused.
  *
  * CPUID alone is not trusted for CLZERO: QEMU's TCG (7.2, 11.1) executes
  * it as an invalid opcode and filters it from the guest's CPUID, but any
@@ -27,8 +27,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/moduleparam.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
@@ -36,7 +34,6 @@
 #include <asm/cpufeature.h>
 #include <asm/trapnr.h>
 #include "clear.h"
-#include "fastzero.h"
 
 /* Where the self-test clears: a partial head and tail around whole lines. */
 #define FZ_CLZERO_TEST_BUF	1024
@@ -257,29 +254,6 @@ const char *fz_clzero_reason(void)
 	return READ_ONCE(fz_clzero_why);
 }
 
-/*
- * The store for cold destinations (policy.h): huge folios fresh from the
- * allocator (shared_clear.c) always, and reads of at least cold_threshold
- * bytes once the open file's back-to-back reads have streamed nt_threshold
- * bytes (read.c).
- */
-enum fz_loop fz_cold_loop = FZ_LOOP_AUTO;
-unsigned long fz_cold_threshold = FZ_COLD_THRESHOLD;
-static const char *fz_cold_why = "not derived yet";
-static bool fz_cold_threshold_set_by_param;
-
-/**
- * fz_cold_init() - derive the cold store at load, after fz_clzero_init()
- * @cpu: the CPU as policy.h sees it
- */
-void fz_cold_init(const struct fz_cpu *cpu)
-{
-	const char *why;
-
-	WRITE_ONCE(fz_cold_loop, fz_policy_cold_loop(cpu, fz_clzero_usable(), &why));
-	WRITE_ONCE(fz_cold_why, why);
-}
-
 /**
  * fz_clzero_state_name() - policy/clzero: whether the clzero loop may run
  *
@@ -290,60 +264,4 @@ const char *fz_clzero_state_name(void)
 	if (fz_clzero_usable())
 		return "usable";
 	return strncmp(fz_clzero_reason(), "refused", 7) ? "untested" : "refused";
-}
-
-/**
- * fz_cold_variant_name() - policy/cold_variant: the store for cold destinations
- *
- * Return: a loop's name, or "none" (rep stos serves them).
- */
-const char *fz_cold_variant_name(void)
-{
-	enum fz_loop loop = READ_ONCE(fz_cold_loop);
-
-	return loop == FZ_LOOP_AUTO ? "none" : fz_loop_names[loop];
-}
-
-/**
- * fz_cold_threshold_from_param() - whether cold_threshold was given
- *
- * Return: true once a value was written to the parameter.
- */
-bool fz_cold_threshold_from_param(void)
-{
-	return READ_ONCE(fz_cold_threshold_set_by_param);
-}
-
-/* cold_threshold: a value given replaces the derived reason. */
-static int fz_cold_threshold_set(const char *val, const struct kernel_param *kp)
-{
-	int ret = fz_param_ulong_set(val, kp);
-
-	if (!ret)
-		WRITE_ONCE(fz_cold_threshold_set_by_param, true);
-	return ret;
-}
-
-static const struct kernel_param_ops fz_cold_threshold_ops = {
-	.set	= fz_cold_threshold_set,
-	.get	= param_get_ulong,
-};
-
-module_param_cb(cold_threshold, &fz_cold_threshold_ops, &fz_cold_threshold, 0644);
-MODULE_PARM_DESC(cold_threshold,
-		 "Reads of at least this many bytes use cold_variant once the file's back-to-back reads streamed nt_threshold bytes (0: never)");
-
-/**
- * fz_clzero_reasons_show() - the reasons behind clzero, cold_variant and cold_threshold
- * @m: the debugfs file (main.c's reasons)
- */
-void fz_clzero_reasons_show(struct seq_file *m)
-{
-	seq_printf(m, "clzero: %s\n", fz_clzero_reason());
-	seq_printf(m, "cold_variant: %s\n", READ_ONCE(fz_cold_why));
-	if (fz_cold_threshold_from_param())
-		seq_puts(m, "cold_threshold: set by parameter\n");
-	else
-		seq_printf(m, "cold_threshold: derived: %lu: %s\n", FZ_COLD_THRESHOLD,
-			   "CLZERO beats rep stosb into cold memory from 64 KiB; the open file's streamed bytes decide whether the memory is cold");
 }

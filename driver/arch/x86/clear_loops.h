@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * clear_loops.h - the clearing loops' contract, shared by the driver and userspace.
+ * clear_loops.h - x86-64: the clearing loops' contract, shared by the driver and userspace.
  *
  * The loops themselves live in clear_loops.S and are assembled unchanged into
  * the module and into userspace/clearbench, so the benchmark measures exactly
@@ -69,6 +69,8 @@ enum fz_loop {
 
 /* Names as shown in sysfs and in benchmark output, indexed by enum fz_loop. */
 #define FZ_LOOP_NAMES { "unrolled", "rep_stosq", "erms", "rep_stosb", "nt", "clzero" }
+/* The same, for force_variant's description. */
+#define FZ_LOOP_LIST	"unrolled, rep_stosq, erms, rep_stosb (every length), nt, clzero (once its load-time self-test passed)"
 
 /* Lengths below this use the unrolled loop in the ERMS variant. */
 extern unsigned long fz_erms_threshold;

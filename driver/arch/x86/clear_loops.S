@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* clear_loops.S - the clearing loops, assembled into the module and into clearbench. */
+/* clear_loops.S - x86-64: the clearing loops, assembled into the module and into clearbench. */
 
 #include "clear_loops.h"
 

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* arch.h - what each architecture's directory, arch/x86/ and arch/arm64/, gives the driver. */
+#ifndef _FASTZERO_ARCH_H
+#define _FASTZERO_ARCH_H
+
+/*
+ * driver/Kbuild puts arch/$(SRCARCH)/ on the include path.  Its clear.h
+ * defines, over the loops of its clear_loops.S:
+ *
+ *   enum fz_loop, FZ_LOOP_NAMES  the loops; FZ_LOOP_AUTO (the one chosen at
+ *                                load) and FZ_LOOP_NT (a non-temporal store)
+ *                                exist on every architecture
+ *   fz_clear_user()              clear_user() with the loop chosen at load
+ *   fz_clear_user_loop()         clear_user() with one named loop
+ *   fz_clear_user_selected()     the loop fz_clear_user() runs
+ *   fz_clear_cold_pages()        clear kernel pages the cache does not hold
+ *
+ * and its cpu_policy.h (included by policy.h) the rules that derive the
+ * loop and thresholds from the CPU, shared with the userspace models.
+ * The functions below are its cpu.c.
+ */
+#include "clear.h"
+
+struct attribute;
+struct seq_file;
+
+/**
+ * struct fz_arch_choice - what the CPU's rules chose at load
+ * @nt_threshold: reads of at least this many bytes use FZ_LOOP_NT or the
+ *	cold store (0: never)
+ * @nt_why: the rule behind @nt_threshold, for debugfs
+ * @cold_loop: the store for cold destinations, FZ_LOOP_AUTO for none
+ * @cold_why: the rule behind @cold_loop, for debugfs
+ */
+struct fz_arch_choice {
+	unsigned long nt_threshold;
+	const char *nt_why;
+	enum fz_loop cold_loop;
+	const char *cold_why;
+};
+
+/**
+ * fz_arch_init() - read the CPU, prove what needs proving, choose
+ * @c: filled in
+ *
+ * Runs once at load, before the device exists.  A loop the CPU cannot be
+ * trusted to run is refused here, with its reason, never the load.
+ */
+void fz_arch_init(struct fz_arch_choice *c);
+
+/**
+ * fz_arch_loop_refused() - whether force_variant may name a loop
+ * @loop: the loop asked for
+ *
+ * Return: NULL if it may run on this CPU, else why not.
+ */
+const char *fz_arch_loop_refused(enum fz_loop loop);
+
+/**
+ * fz_arch_reasons_show() - the architecture's lines of debugfs fastzero/reasons
+ * @m: the file
+ */
+void fz_arch_reasons_show(struct seq_file *m);
+
+/*
+ * Its attributes of policy/, after the common ones: FZ_ARCH_NR_POLICY_ATTRS
+ * (clear.h) of them.
+ */
+extern struct attribute *fz_arch_policy_attrs[];
+
+#endif /* _FASTZERO_ARCH_H */
