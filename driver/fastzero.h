@@ -66,7 +66,7 @@ unsigned long fz_get_unmapped_area(struct file *file, unsigned long addr,
 extern enum fz_loop fz_cold_loop;
 extern unsigned long fz_cold_threshold;
 /* a threshold's reason once a parameter set it, and policy/'s *_source */
-extern const char fz_set_by_param[];
+extern const char *const fz_set_by_param;
 const char *fz_source(bool from_param);
 
 /* shared_clear.c */

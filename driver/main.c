@@ -119,7 +119,7 @@ MODULE_PARM_DESC(chunk_size,
  * reason with "set by parameter".
  */
 static const char *fz_nt_threshold_why;
-const char fz_set_by_param[] = "set by parameter";
+const char *const fz_set_by_param = "set by parameter";
 
 /**
  * fz_param_ulong_set() - parse an unsigned long module parameter, or refuse it
@@ -224,7 +224,8 @@ static const struct kernel_param_ops fz_force_variant_ops = {
 
 module_param_cb(force_variant, &fz_force_variant_ops, NULL, 0644);
 MODULE_PARM_DESC(force_variant,
-		 "Clear loop for reads: auto (chosen at load), or a loop this CPU runs: " FZ_LOOP_LIST);
+		 "Clear loop for reads: auto (chosen at load), or one this CPU runs: "
+		 FZ_LOOP_LIST);
 
 /*
  * A load-time parameter that takes one of a list of names: @val is the

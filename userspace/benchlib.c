@@ -2,9 +2,7 @@
 /* benchlib.c - shared helpers of clearbench and fzbench. */
 #define _GNU_SOURCE
 #include "benchlib.h"
-#include "policy.h"
-
-#include <cpuid.h>
+#include "fzcpu.h"
 
 #include <errno.h>
 #include <math.h>
@@ -178,15 +176,21 @@ const char *bl_cpu_model(void)
 
 const char *bl_cpu_flags(void)
 {
+#if defined(__x86_64__)
 	static const char * const want[] = {
 		"erms", "fsrm", "fzrm", "fsrs", "fsrc", "rep_good",
 		"avx512f", "clzero", "movdir64b", "hypervisor",
 	};
+	static const char key[] = "flags";
+#else
+	static const char * const want[] = { "mops", "mte", "bti", "sve" };
+	static const char key[] = "Features";
+#endif
 	static char out[160];
 	char flags[4096], padded[4100], pat[32];
 	size_t i, o = 0;
 
-	cpuinfo_field("flags", flags, sizeof(flags));
+	cpuinfo_field(key, flags, sizeof(flags));
 	/* space-separated list: pad both ends so " flag " matches anywhere */
 	snprintf(padded, sizeof(padded), " %s ", flags);
 	out[0] = 0;
@@ -199,54 +203,23 @@ const char *bl_cpu_flags(void)
 	return o ? out : "none";
 }
 
-static bool has_flag(const char *flags, const char *flag)
-{
-	char padded[4100], pat[32];
-
-	snprintf(padded, sizeof(padded), " %s ", flags);
-	snprintf(pat, sizeof(pat), " %s ", flag);
-	return strstr(padded, pat);
-}
-
-static void user_cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
-{
-	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
-}
-
 bool bl_cpu_has_movdir64b(void)
 {
+#if defined(__x86_64__)
 	unsigned int r[4];
 
 	if (__get_cpuid_max(0, NULL) < 7)
 		return false;
-	user_cpuid(7, 0, r);
+	fz_user_cpuid(7, 0, r);
 	return r[2] & (1u << 28);
+#else
+	return false;
+#endif
 }
 
 void bl_fz_cpu(struct fz_cpu *cpu)
 {
-	char buf[4096];
-	unsigned int r[4];
-
-	memset(cpu, 0, sizeof(*cpu));
-	cpuinfo_field("vendor_id", buf, sizeof(buf));
-	if (!strcmp(buf, "GenuineIntel"))
-		cpu->vendor = FZ_VENDOR_INTEL;
-	else if (!strcmp(buf, "AuthenticAMD") || !strcmp(buf, "HygonGenuine"))
-		cpu->vendor = FZ_VENDOR_AMD;
-	cpuinfo_field("cache size", buf, sizeof(buf));
-	cpu->fallback_kb = strtoul(buf, NULL, 10);
-	cpuinfo_field("flags", buf, sizeof(buf));
-	cpu->rep_good = has_flag(buf, "rep_good");
-	cpu->erms = has_flag(buf, "erms");
-	cpu->max_leaf = __get_cpuid_max(0, NULL);
-	cpu->max_ext_leaf = __get_cpuid_max(0x80000000, NULL);
-	/* CPUID's FSRS, as the driver: the "fsrs" flag is also AMD's FSRM (6.4+) */
-	if (cpu->max_leaf >= 7) {
-		user_cpuid(7, 1, r);
-		cpu->fsrs = !!(r[0] & FZ_CPUID_7_1_EAX_FSRS);
-	}
-	fz_policy_cpu_caches(cpu, user_cpuid);
+	fz_read_cpu(cpu);
 }
 
 static void *grow(void *arr, unsigned int *cap, size_t elem)

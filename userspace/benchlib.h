@@ -49,14 +49,10 @@ void bl_free(void *p, size_t len);
 void bl_prefault(void *p, size_t len);
 
 struct fz_cpu;
-/*
- * This CPU as driver/policy.h sees it (fz_cpu_read() in driver/main.c):
- * vendor and flags from /proc/cpuinfo (rep_good is the kernel's), FSRS
- * and the caches from CPUID.
- */
+/* This CPU as the driver's arch/<arch>/cpu.c sees it (fzcpu.h). */
 void bl_fz_cpu(struct fz_cpu *cpu);
 
-/* CPUID 7.0:ECX[28]: MOVDIR64B, a 64-byte direct store (not measured: no loop) */
+/* x86-64's CPUID 7.0:ECX[28]: MOVDIR64B, a 64-byte direct store (not measured: no loop) */
 bool bl_cpu_has_movdir64b(void);
 
 /* Pin the calling thread to @cpu (-1: leave it alone); 0 on success. */

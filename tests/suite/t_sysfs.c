@@ -122,7 +122,7 @@ static int test_erms_threshold(const void *arg, char *why)
 	unsigned long want;
 
 	(void)arg;
-	fz_guest_cpu(&cpu);
+	fz_read_cpu(&cpu);
 	want = fz_policy_erms_threshold(&cpu, &rule);
 	return check_threshold("erms_threshold", want, rule, 4096, why);
 }
@@ -157,7 +157,7 @@ static const char *cpu_variant(void)
 {
 	struct fz_cpu cpu;
 
-	fz_guest_cpu(&cpu);
+	fz_read_cpu(&cpu);
 	return fz_loop_name(fz_policy_variant(&cpu));
 }
 #endif
@@ -172,7 +172,7 @@ static int test_nt_threshold_derived(const void *arg, char *why)
 	int ret;
 
 	(void)arg;
-	fz_guest_cpu(&cpu);
+	fz_read_cpu(&cpu);
 	want = nt_rule(&cpu, &rule);
 	ret = check_threshold("nt_threshold", want, rule, FZ_GiB, why);
 	if (ret != FZ_PASS || param_read("nt_threshold", val, sizeof(val)))

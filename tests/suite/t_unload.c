@@ -338,13 +338,13 @@ static int test_good_params(const void *arg, char *why)
 		{ "chunk_size", "65536" },
 		{ "shared_huge", "never" },
 		{ "force_variant", "unrolled" },
-		{ "erms_threshold", "1024" },
-		{ "policy/erms_threshold_source", "parameter" },
+		{ "cold_threshold", "1024" },
+		{ "policy/cold_threshold_source", "parameter" },
 		{ "nt_threshold", "0" },
 		{ "policy/nt_threshold_source", "parameter" },
 	};
 	char path[256], val[64];
-	int err = fz_load_module("chunk_size=65536 shared_huge=never force_variant=unrolled erms_threshold=1024 nt_threshold=0");
+	int err = fz_load_module("chunk_size=65536 shared_huge=never force_variant=unrolled cold_threshold=1024 nt_threshold=0");
 	int ret = FZ_PASS;
 	size_t i;
 
@@ -473,7 +473,7 @@ int main(int argc, char **argv)
 	static const char *const bad[] = {
 		"splice_huge=maybe", "chunk_size=4095", "chunk_size=abc",
 		"force_variant=bogus", "shared_huge=bogus", "shared_huge=deny",
-		"nt_threshold=abc", "erms_threshold=-1", "shared_clear=bogus",
+		"nt_threshold=abc", "cold_threshold=-1", "shared_clear=bogus",
 	};
 	char mode[32] = "";
 	struct stat st;

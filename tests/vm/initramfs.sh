@@ -2,7 +2,7 @@
 # initramfs.sh: pack a guest initramfs = cached base (busybox, fio + libs, /init) + per-run part (module, payload, cmd).
 #
 # Usage: tests/vm/initramfs.sh --out <file.cpio.gz> --cmd '<shell cmd>' [--payload <dir>] [--module <ko>]
-#        [--kmods <dir>] [--no-fio] [--prog <host path>]...
+#        [--kmods <dir>] [--no-fio] [--prog <host path>]... [--busybox <static busybox>]
 # The base archive is built once per (busybox, fio, init) content into
 # $FZ_CACHE/initramfs/ and reused; the per-run archive is appended to it
 # (the kernel unpacks concatenated cpio archives in order).
@@ -35,11 +35,12 @@ mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 ip link set lo up 2>/dev/null
 echo "FZ: boot kernel=$(uname -r) nproc=$(grep -c ^processor /proc/cpuinfo)"
-erms=0; rep_good=0; fsrm=0
+erms=0; rep_good=0; fsrm=0; mops=0
 grep -qw erms /proc/cpuinfo && erms=1
 grep -qw rep_good /proc/cpuinfo && rep_good=1
 grep -qw fsrm /proc/cpuinfo && fsrm=1
-echo "FZ: cpuflags erms=$erms rep_good=$rep_good fsrm=$fsrm"
+grep -qw mops /proc/cpuinfo && mops=1
+echo "FZ: cpuflags erms=$erms rep_good=$rep_good fsrm=$fsrm mops=$mops"
 # Debug kernels: forget the leak suspects from boot (two scans: kmemleak only
 # reports an object unchanged since the previous scan), so that the scan after
 # rmmod reports what was leaked while the module was in.
@@ -126,13 +127,13 @@ fio_engine_files() {
 	dpkg -L fio 2>/dev/null | grep -E '/fio/.*\.so$' || true
 }
 
-# build_base OUT WITH_FIO
+# build_base OUT WITH_FIO BUSYBOX
 build_base() {
-	local out=$1 with_fio=$2 st
+	local out=$1 with_fio=$2 busybox=$3 st
 	st=$(mktemp -d "$FZ_CACHE/initramfs/base.XXXXXX")
 	chmod 755 "$st"	# the guest's /: unprivileged tests must traverse it
 	mkdir -p "$st"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,payload,etc,lib64}
-	cp /bin/busybox "$st/bin/busybox"
+	cp "$busybox" "$st/bin/busybox"
 	write_init "$st/init"
 	if [[ $with_fio == 1 ]]; then
 		local engines
@@ -144,11 +145,11 @@ build_base() {
 	rm -rf "$st"
 }
 
-# base_archive WITH_FIO: print the path of the (cached) base archive.
+# base_archive WITH_FIO BUSYBOX: print the path of the (cached) base archive.
 base_archive() {
-	local with_fio=$1 key out
+	local with_fio=$1 busybox=$2 key out
 	key=$({
-		sha256sum /bin/busybox "$0"
+		sha256sum "$busybox" "$0"
 		[[ $with_fio == 1 ]] && sha256sum /usr/bin/fio
 		echo "fio=$with_fio"
 	} | sha256sum | cut -c1-16)
@@ -158,7 +159,7 @@ base_archive() {
 		fz_lock "initramfs-base-$key"
 		[[ -s $out ]] || {
 			fz_log "building initramfs base (fio=$with_fio)"
-			build_base "$out" "$with_fio"
+			build_base "$out" "$with_fio" "$busybox"
 		}
 	)
 	echo "$out"
@@ -166,6 +167,7 @@ base_archive() {
 
 main() {
 	local out='' cmd='' payload='' module='' kmods='' with_fio=1 base st progs=()
+	local busybox=/bin/busybox
 	while (($#)); do
 		case $1 in
 		--out) out=$2 ;;
@@ -174,6 +176,7 @@ main() {
 		--module) module=$2 ;;
 		--kmods) kmods=$2 ;;
 		--prog) progs+=("$2") ;;
+		--busybox) busybox=$2 ;;
 		--no-fio)
 			with_fio=0
 			shift
@@ -186,7 +189,7 @@ main() {
 	[[ -n $out && -n $cmd ]] || usage
 	fz_need_pkgs busybox-static cpio gzip
 	[[ $with_fio == 0 ]] || fz_need_pkgs fio
-	base=$(base_archive "$with_fio")
+	base=$(base_archive "$with_fio" "$busybox")
 	st=$(mktemp -d)
 	chmod 755 "$st"	# this archive's "." entry sets the mode of / again
 	mkdir -p "$st/payload"

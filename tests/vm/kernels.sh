@@ -3,6 +3,9 @@
 #
 # Usage (standalone): tests/vm/kernels.sh <id>   -> prints KID=, KVER=, KIMG=, KWHY=, VMLINUZ=, KDIR=, FZ_CHROOT=
 # Usage (sourced):    fz_kernel_resolve <id>     -> sets/exports those variables
+#                     (and KARCH: x86, or arm64 for 6.12-arm64 and 7-arm64)
+#        tests/vm/kernels.sh --arm64-userland -> fetches the arm64 guest's busybox and
+#                     liburing, prints the directory that holds them
 #
 # Kernel ids with major >= FZ_SID_MIN_MAJOR (default 7: sid's own kernel, the
 # one its linux-image-amd64 installs), and "newest" (the newest version in
@@ -109,29 +112,35 @@ fz_sid_apt_update() {
 
 # ---------- QEMU ----------
 
-# fz_qemu_resolve CPU: set the array FZ_QEMU to a qemu-system-x86_64 command
-# that knows every +feature and -feature of the -cpu string CPU: the host's QEMU, else
-# sid's (Debian 12's QEMU 7.2 has no FSRS, for one), run from the sid
-# chroot's files through the chroot's own dynamic loader.
+# fz_qemu_resolve CPU [ARCH]: set the array FZ_QEMU to a qemu-system-x86_64
+# command that knows every +feature and -feature of the -cpu string CPU: the
+# host's QEMU, else sid's (Debian 12's QEMU 7.2 has no FSRS, for one), run
+# from the sid chroot's files through the chroot's own dynamic loader.  For
+# ARCH arm64, sid's qemu-system-aarch64 always: QEMU emulates FEAT_MOPS from
+# 8.2 on, Debian 12 has 7.2.
 fz_qemu_resolve() {
-	local f known r=$FZ_SID_ROOT lib
-	FZ_QEMU=(qemu-system-x86_64)
-	known=$(qemu-system-x86_64 -cpu help)
-	for f in ${1//,/ }; do
-		[[ $f == [+-]* ]] && ! grep -qw -- "${f#[+-]}" <<<"$known" && break
-		f=''
-	done
-	[[ ${FZ_QEMU_FROM:-} != sid ]] || f=${f:-FZ_QEMU_FROM=sid}
-	[[ -n $f ]] || return 0
+	local f known r=$FZ_SID_ROOT lib bin=qemu-system-x86_64 pkg=qemu-system-x86
+	if [[ ${2:-x86} == arm64 ]]; then
+		bin=qemu-system-aarch64 pkg=qemu-system-arm f=FZ_QEMU_FROM=sid
+	else
+		FZ_QEMU=(qemu-system-x86_64)
+		known=$(qemu-system-x86_64 -cpu help)
+		for f in ${1//,/ }; do
+			[[ $f == [+-]* ]] && ! grep -qw -- "${f#[+-]}" <<<"$known" && break
+			f=''
+		done
+		[[ ${FZ_QEMU_FROM:-} != sid ]] || f=${f:-FZ_QEMU_FROM=sid}
+		[[ -n $f ]] || return 0
+	fi
 	fz_sid_ensure
-	if [[ ! -x $r/usr/bin/qemu-system-x86_64 ]]; then
+	if [[ ! -x $r/usr/bin/$bin ]]; then
 		fz_sid_apt_update
-		fz_log "installing qemu-system-x86 in the sid chroot (for -cpu $1)"
-		fz_sid_run apt-get install -y -qq --no-install-recommends qemu-system-x86 >&2
+		fz_log "installing $pkg in the sid chroot (for -cpu $1)"
+		fz_sid_run apt-get install -y -qq --no-install-recommends "$pkg" >&2
 	fi
 	lib=$r/usr/lib/x86_64-linux-gnu
 	FZ_QEMU=(env "QEMU_MODULE_DIR=$lib/qemu" "$r/lib64/ld-linux-x86-64.so.2"
-		--library-path "$lib:$r/lib/x86_64-linux-gnu" "$r/usr/bin/qemu-system-x86_64"
+		--library-path "$lib:$r/lib/x86_64-linux-gnu" "$r/usr/bin/$bin"
 		-L "$r/usr/share/seabios" -L "$r/usr/share/qemu")
 	fz_log "-cpu $1 needs ${f#[+-]}: $("${FZ_QEMU[@]}" --version | head -n1) from the sid chroot"
 }
@@ -444,15 +453,16 @@ fz_arm64_pick() {
 # fz_arm64_fetch VER SUITE: the image (vmlinuz, the guest's modules), the
 # headers in the sid chroot, their cross compiler; once per version.
 fz_arm64_fetch() {
-	local ver=$1 suite=$2 kdir=$FZ_CACHE/kernels/$1 base=${1%-arm64} dl deb p cc
+	local ver=$1 suite=$2 kdir=$FZ_CACHE/kernels/$1 base=${1%-arm64} dl deb p set cc
 	fz_sid_ensure
 	dl=$kdir/dl
 	mkdir -p "$dl"
 	if [[ ! -s $kdir/vmlinuz ]] || ! fz_modules_complete "$kdir/modules"; then
 		rm -rf "$kdir/x" && mkdir -p "$kdir/x"
-		for p in "linux-image-$ver-unsigned" "linux-binary-$ver linux-modules-$ver"; do
+		# trixie's image package, or sid's linux-binary layout (image + modules)
+		for set in "linux-image-$ver-unsigned" "linux-binary-$ver linux-modules-$ver"; do
 			deb=''
-			for p in $p; do
+			for p in $set; do
 				deb=$(fz_arm64_deb "$suite" arm64 "$p" "$dl") || { deb=''; break; }
 				dpkg-deb -x "$deb" "$kdir/x"
 			done
@@ -467,7 +477,7 @@ fz_arm64_fetch() {
 	if [[ ! -f $FZ_SID_ROOT/usr/src/linux-headers-$ver/.config ]]; then
 		for p in "arm64 linux-headers-$ver" "arm64 linux-headers-$base-common" \
 			"amd64 linux-kbuild-$base"; do
-			deb=$(fz_arm64_deb "$suite" ${p% *} "${p#* }" "$dl") ||
+			deb=$(fz_arm64_deb "$suite" "${p% *}" "${p#* }" "$dl") ||
 				fz_die "${p#* } is not in $suite's ${p% *} index"
 			dpkg-deb -x "$deb" "$FZ_SID_ROOT"
 		done
@@ -482,6 +492,33 @@ fz_arm64_fetch() {
 		fz_sid_run apt-get install -y -qq --no-install-recommends make \
 			"${cc#aarch64-linux-gnu-}-aarch64-linux-gnu" >&2
 	fi
+}
+
+# fz_arm64_userland: the guest's arm64 userland, the host's own release
+# (bookworm) as the amd64 guest has it: $FZ_ARM64_DIR/busybox
+# (busybox-static) and, for the suite's static link, $FZ_ARM64_DIR/sysroot
+# with liburing-dev (a libc-free library; trixie's needs newer uapi
+# headers than the host's cross libc has).  The suite is cross-compiled
+# by the host's gcc-aarch64-linux-gnu.
+fz_arm64_userland() {
+	local d=$FZ_ARM64_DIR p deb
+	fz_need_pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross curl xz-utils
+	(
+		fz_lock arm64-userland
+		[[ -x $d/busybox && -f $d/sysroot/.fz-ok ]] && exit 0
+		fz_log "downloading busybox-static and liburing-dev (arm64)"
+		rm -rf "$d/x" "$d/sysroot" && mkdir -p "$d/x" "$d/sysroot"
+		for p in busybox-static liburing-dev; do
+			deb=$(fz_arm64_deb bookworm arm64 "$p" "$d") ||
+				fz_die "$p is not in bookworm's arm64 index"
+			dpkg-deb -x "$deb" "$([[ $p == busybox-static ]] && echo "$d/x" || echo "$d/sysroot")"
+			rm -f "$deb"
+		done
+		cp "$(find "$d/x" -path "*bin/busybox" | head -n1)" "$d/busybox" ||
+			fz_die "no busybox in busybox-static (arm64)"
+		rm -rf "$d/x"
+		touch "$d/sysroot/.fz-ok"
+	)
 }
 
 # fz_arm64_resolve ID: as fz_kernel_resolve, for 6.12-arm64 and 7-arm64.
@@ -561,7 +598,10 @@ fz_kernel_resolve() {
 	export KID KVER KIMG KWHY KARCH VMLINUZ KDIR KMODS FZ_CHROOT
 }
 
-if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+if [[ ${BASH_SOURCE[0]} == "$0" && ${1:-} == --arm64-userland ]]; then
+	fz_arm64_userland
+	echo "$FZ_ARM64_DIR"
+elif [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	[[ $# -eq 1 ]] || {
 		echo "usage: $0 <kernel-id>" >&2
 		exit 2

@@ -6,7 +6,8 @@
 #       --cmd '<shell command>' --log <file> [--mem 2G] [--smp 2] [--timeout SEC] \
 #       [--module <ko> | --no-module] [--no-fio] [--append '<extra kernel args>'] [--prog <path>]...
 #       [--vmlinuz <bzImage>]
-#   <id>      kernel id: 6.1, 6.12, 7, 6.12-debug (see kernels.sh; fetched/built into $FZ_CACHE on first use)
+#   <id>      kernel id: 6.1, 6.12, 7, 6.12-debug, 7-arm64 (see kernels.sh; fetched/built
+#             into $FZ_CACHE on first use); an arm64 id boots qemu-system-aarch64 -M virt
 #   --cpu     e.g. "max" (ERMS+REP_GOOD) or "max,-erms" (REP_GOOD only); a
 #             +feature the host's QEMU lacks ("max,+fsrs") runs sid's QEMU
 #   --module  use this .ko instead of building the repo's driver/ for <id> (W=1)
@@ -23,7 +24,7 @@
 #   kernel's zram module and its dependencies loaded (distribution kernels).
 #   Marker lines printed by the guest, in order:
 #     FZ: boot kernel=<uname -r> nproc=<n>
-#     FZ: cpuflags erms=<0|1> rep_good=<0|1> fsrm=<0|1>   (the guest kernel's view)
+#     FZ: cpuflags erms=<0|1> rep_good=<0|1> fsrm=<0|1> mops=<0|1>  (the guest kernel's view)
 #     FZ: kmod <name>.ko failed                 (an insmod of the kernel's own modules)
 #     FZ: swap /dev/zram0 ready (<comp>) | FZ: swap unavailable  (made, not on)
 #       | FZ: swap unavailable: <reason>        (the kernel has no zram at all)
@@ -83,18 +84,21 @@ init_watchdog() {
 boot() {
 	local vmlinuz=$1 initrd=$2 cpu=$3 mem=$4 smp=$5 tmo=$6 append=$7 log=$8 rc=0
 	local accel wd
+	local machine=() console=ttyS0
 	accel=$(fz_accel)
-	fz_qemu_resolve "$cpu"
+	fz_qemu_resolve "$cpu" "${KARCH:-x86}"
+	# arm64: QEMU's virt board (a PL011 serial port, PCIe for edu)
+	[[ ${KARCH:-x86} != arm64 ]] || machine=(-M virt) console=ttyAMA0 accel=tcg
 	fz_log "boot $KVER cpu=$cpu accel=$accel mem=$mem smp=$smp timeout=${tmo}s log=$log"
 	: >"$log"
 	init_watchdog "$log" "$FZ_WORK/qemu.pid" "${FZ_BOOT_DEADLINE:-240}" &
 	wd=$!
 	set +e
-	timeout -k 10 "$tmo" "${FZ_QEMU[@]}" -accel "$accel" -cpu "$cpu" -m "$mem" \
+	timeout -k 10 "$tmo" "${FZ_QEMU[@]}" "${machine[@]}" -accel "$accel" -cpu "$cpu" -m "$mem" \
 		-smp "$smp" -display none -vga none -monitor none -serial stdio -nic none \
 		-device edu -pidfile "$FZ_WORK/qemu.pid" \
 		-no-reboot -kernel "$vmlinuz" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 quiet $append" \
+		-append "console=$console panic=-1 quiet $append" \
 		</dev/null 2>"$log.qemu-stderr" | sed -u 's/\r//g' | tee "$log"
 	rc=${PIPESTATUS[0]}
 	set -e
@@ -145,6 +149,10 @@ main() {
 	FZ_WORK=$(mktemp -d)
 	trap 'rm -rf "$FZ_WORK"' EXIT
 	initrd=$FZ_WORK/initrd.cpio.gz
+	if [[ $KARCH == arm64 ]]; then	# the guest's userland: arm64 busybox, no fio
+		fz_arm64_userland
+		fio_flag=(--no-fio --busybox "$FZ_ARM64_DIR/busybox")
+	fi
 	"$FZ_VM_DIR/initramfs.sh" --out "$initrd" --cmd "$cmd" ${payload:+--payload "$payload"} \
 		${module:+--module "$module"} ${KMODS:+--kmods "$KMODS"} "${fio_flag[@]}" "${progs[@]}"
 	boot "$VMLINUZ" "$initrd" "$cpu" "$mem" "$smp" "$tmo" "$append" "$log" || rc=$?

@@ -26,11 +26,31 @@ static void fz_cpu_read(struct fz_cpu *cpu)
 	cpu->dczid = read_sanitised_ftr_reg(SYS_DCZID_EL0);
 }
 
+static bool fz_arch_decided;
+
+static const char *fz_loop_refused(const struct fz_cpu *cpu, enum fz_loop loop)
+{
+	if (loop == FZ_LOOP_MOPS && !cpu->mops)
+		return "this CPU has no FEAT_MOPS";
+	if (loop == FZ_LOOP_ZVA && !fz_policy_zva_block(cpu))
+		return "DC ZVA is prohibited here or its block is outside 16 B..2 KiB (DCZID_EL0)";
+	return NULL;
+}
+
 void fz_arch_init(struct fz_arch_choice *c)
 {
 	struct fz_cpu cpu;
+	const char *why;
 
 	fz_cpu_read(&cpu);
+	/* as x86's clzero: a loop given at load that cannot run is dropped */
+	why = fz_loop_refused(&cpu, fz_forced_loop);
+	if (why) {
+		pr_info("force_variant=%s refused: %s; reads use the chosen loop\n",
+			fz_loop_names[fz_forced_loop], why);
+		fz_forced_loop = FZ_LOOP_AUTO;
+	}
+	fz_arch_decided = true;
 	fz_zva_block = fz_policy_zva_block(&cpu);
 	if (fz_policy_variant(&cpu) != fz_clear_user_selected())
 		pr_warn("cpu_policy.h expects variant %s, the alternative chose %s\n",
@@ -40,16 +60,15 @@ void fz_arch_init(struct fz_arch_choice *c)
 	c->nt_threshold = fz_policy_nt_threshold(&cpu, &c->nt_why);
 }
 
+/* Given at load, a loop is decided by fz_arch_init(); later, refused here. */
 const char *fz_arch_loop_refused(enum fz_loop loop)
 {
 	struct fz_cpu cpu;
 
+	if (!fz_arch_decided)
+		return NULL;
 	fz_cpu_read(&cpu);
-	if (loop == FZ_LOOP_MOPS && !cpu.mops)
-		return "this CPU has no FEAT_MOPS";
-	if (loop == FZ_LOOP_ZVA && !fz_policy_zva_block(&cpu))
-		return "DC ZVA is prohibited here or its block is outside 16 B..2 KiB (DCZID_EL0)";
-	return NULL;
+	return fz_loop_refused(&cpu, loop);
 }
 
 void fz_arch_reasons_show(struct seq_file *m)

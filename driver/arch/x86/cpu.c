@@ -59,6 +59,7 @@ struct attribute *fz_arch_policy_attrs[] = {
 	&dev_attr_erms_threshold_source.attr,
 	&dev_attr_clzero.attr,
 };
+
 static_assert(ARRAY_SIZE(fz_arch_policy_attrs) == FZ_ARCH_NR_POLICY_ATTRS);
 
 static void fz_cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
