@@ -229,14 +229,6 @@ static double med_of(const struct bl_report *rep, const char *workload,
 }
 
 /* Best of the repetitions: what a busy host lets through at best. */
-static double best_of(const struct bl_report *rep, const char *workload,
-		      const char *param, enum fz_loop loop)
-{
-	struct bl_result *r = bl_find(rep, workload, param, loop_names[loop]);
-
-	return r && r->st.n ? r->st.max : NAN;
-}
-
 /* --- section: strategy x chunk x buffer ---------------------------------- */
 
 static const size_t matrix_chunks[] = {
@@ -259,7 +251,7 @@ static void summarize_matrix(struct bl_report *rep, const char *wl,
 		o += snprintf(by_chunk + o, sizeof(by_chunk) - o, "%s%s %.2fx",
 			      i ? ", " : "", p,
 			      med_of(rep, wl, p, FZ_LOOP_NT) /
-			      med_of(rep, wl, p, FZ_LOOP_STOSB));
+			      med_of(rep, wl, p, BL_LOOP_STRING));
 	}
 	bl_note(rep, "result.nt_vs_stosb", "%s buffer, nt/rep_stosb by chunk: %s",
 		fmt(len), by_chunk);
@@ -321,11 +313,12 @@ static void summarize_short(struct bl_report *rep)
 	for (i = n - 1; i >= 0; i--) {
 		const char *p = fmt(short_lens[i]);
 
-		if (med_of(rep, "short", p, FZ_LOOP_STOSB) <
+		if (med_of(rep, "short", p, BL_LOOP_STRING) <
 		    med_of(rep, "short", p, FZ_LOOP_UNROLLED))
 			break;
 		cross = i;
 	}
+#ifdef __x86_64__
 	if (cross < 0)
 		bl_note(rep, "result.erms_crossover", "rep_stosb never catches up with unrolled up to 4096 bytes (fz_erms_threshold default: %lu)",
 			fz_erms_threshold);
@@ -333,16 +326,30 @@ static void summarize_short(struct bl_report *rep)
 		bl_note(rep, "result.erms_crossover", "rep_stosb >= unrolled from %zu bytes up (previous length %s; fz_erms_threshold default: %lu)",
 			short_lens[cross], cross ? fmt(short_lens[cross - 1]) : "none",
 			fz_erms_threshold);
+#else
+	if (cross < 0)
+		bl_note(rep, "result.string_crossover", "%s never catches up with unrolled up to 4096 bytes",
+			loop_names[BL_LOOP_STRING]);
+	else
+		bl_note(rep, "result.string_crossover", "%s >= unrolled from %zu bytes up (previous length %s)",
+			loop_names[BL_LOOP_STRING], short_lens[cross],
+			cross ? fmt(short_lens[cross - 1]) : "none");
+#endif
 }
 
 static void section_short(const struct opts *o, struct bl_report *rep,
 			  char *buf)
 {
 	static const enum fz_loop which[] = {
-		FZ_LOOP_UNROLLED, FZ_LOOP_STOSB, FZ_LOOP_ERMS,
+		FZ_LOOP_UNROLLED, BL_LOOP_STRING,
+#ifdef __x86_64__
+		BL_LOOP_SHORT,	/* erms: the unrolled loop below its threshold */
+#endif
 	};
 	unsigned int i, l, from = rep->nres;
 
+	if (!loop_runs(BL_LOOP_STRING, NULL))
+		return;
 	for (i = 0; i < BL_ARRAY_SIZE(short_lens); i++)
 		for (l = 0; l < BL_ARRAY_SIZE(which); l++)
 			add_cfg("short", which[l], buf, short_lens[i],
@@ -434,19 +441,19 @@ static const struct fault_case {
 	size_t first, second;
 	enum fz_loop loop;
 } fault_cases[] = {
-	{ "6x-shmem-ioa1", "6x-shmem-ioa1", 4u << 10, 4u << 10, FZ_LOOP_STOSB },
-	{ "6x-driver-ioa1", "6x-shmem-ioa1", 4u << 10, 0, FZ_LOOP_STOSB },
-	{ "7x-shmem-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 4u << 10, FZ_LOOP_STOSB },
-	{ "7x-driver-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 0, FZ_LOOP_STOSB },
-	{ "shmem-ioa0", "shmem-ioa0", 4u << 10, 0, FZ_LOOP_STOSB },
-	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_STOSB },
+	{ "6x-shmem-ioa1", "6x-shmem-ioa1", 4u << 10, 4u << 10, BL_LOOP_STRING },
+	{ "6x-driver-ioa1", "6x-shmem-ioa1", 4u << 10, 0, BL_LOOP_STRING },
+	{ "7x-shmem-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 4u << 10, BL_LOOP_STRING },
+	{ "7x-driver-ioa1", "7x-shmem-ioa1", FOLIO_LEN, 0, BL_LOOP_STRING },
+	{ "shmem-ioa0", "shmem-ioa0", 4u << 10, 0, BL_LOOP_STRING },
+	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, BL_LOOP_STRING },
 	/*
 	 * The driver's one pass with the cold-memory stores: only
 	 * where init_on_alloc=0, since with =1 the allocator's clear is the
 	 * only one and the driver's store does not run (shared_clear.c).
 	 */
 	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_NT },
-	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, FZ_LOOP_CLZERO },
+	{ "driver-ioa0", "shmem-ioa0", FOLIO_LEN, 0, BL_LOOP_COLD },
 };
 
 /* Whether the fault case named @workload ("fault-<name>") has base @base. */
@@ -489,12 +496,12 @@ static void section_fault(const struct opts *o, struct bl_report *rep,
 			const struct fault_case *b = &fault_cases[k];
 
 			snprintf(wl, sizeof(wl), "fault-%s", b->base);
-			if (strcmp(b->name, b->base) || b->loop != FZ_LOOP_STOSB)
+			if (strcmp(b->name, b->base) || b->loop != BL_LOOP_STRING)
 				continue;
 			if (!strcmp(r->workload + strlen("fault-"), b->name) ||
 			    fault_base_of(r->workload, b->name))
 				base = bl_find(rep, wl, fmt(b->first),
-					       loop_names[FZ_LOOP_STOSB]);
+					       loop_names[BL_LOOP_STRING]);
 		}
 		bl_set_ratio(r, base);
 	}
@@ -527,7 +534,7 @@ static void section_stores(const struct opts *o, struct bl_report *rep,
 			for (l = 0; l < FZ_NR_LOOPS; l++) {
 				size_t bs = store_sizes[i];
 
-				if (l == FZ_LOOP_ERMS || !loop_runs(l, NULL))
+				if (l == BL_LOOP_SHORT || !loop_runs(l, NULL))
 					continue;	/* erms: rep_stosb at these sizes */
 				if (w)
 					add_cfg(wls[w], l, buf, STORES_COLD, bs);
@@ -537,7 +544,7 @@ static void section_stores(const struct opts *o, struct bl_report *rep,
 		run_cfgs(o, wls[w]);
 		from = rep->nres;
 		collect(rep, o->reps, false);
-		set_ratios(rep, from, NULL, loop_names[FZ_LOOP_STOSB], true);
+		set_ratios(rep, from, NULL, loop_names[BL_LOOP_STRING], true);
 		for (i = 0; i < BL_ARRAY_SIZE(store_sizes); i++) {
 			const char *p = fmt(store_sizes[i]);
 			double best = 0;
@@ -554,12 +561,13 @@ static void section_stores(const struct opts *o, struct bl_report *rep,
 			if (bl >= 0)
 				bl_note(rep, "result.fastest_store", "%s %s: %s %.2f GB/s = %.2fx rep_stosb",
 					wls[w], p, loop_names[bl], best,
-					best / med_of(rep, wls[w], p, FZ_LOOP_STOSB));
+					best / med_of(rep, wls[w], p, BL_LOOP_STRING));
 		}
 	}
 }
 
 /* --- section: calibrate, this machine's thresholds ---------------------- */
+
 
 /*
  * Read sizes for the non-temporal crossover: from a few L2s (4 MiB) up to
@@ -568,11 +576,6 @@ static void section_stores(const struct opts *o, struct bl_report *rep,
  * Xeon VM of results/README-xeon-stores-native.txt (48 MiB L3) movnti beat rep stosb from 8 MiB on,
  * where glibc's rule (LLC / 4, at least 3/4 of a thread's share) says 18.
  */
-static const size_t cal_sizes[] = {
-	4u << 20, 8u << 20, 16u << 20,
-	32u << 20, 64u << 20, 128u << 20, 256u << 20, 512u << 20, 1u << 30,
-};
-
 #define CAL_SHORT_MIN	64
 #define CAL_SHORT_MAX	2048
 #define CAL_SHORT_STEP	64
@@ -580,6 +583,20 @@ static const size_t cal_sizes[] = {
 static size_t cal_max(const struct opts *o)
 {
 	return o->quick ? 256u << 20 : 1u << 30;
+}
+
+#ifdef __x86_64__
+static const size_t cal_sizes[] = {
+	4u << 20, 8u << 20, 16u << 20,
+	32u << 20, 64u << 20, 128u << 20, 256u << 20, 512u << 20, 1u << 30,
+};
+
+static double best_of(const struct bl_report *rep, const char *workload,
+		      const char *param, enum fz_loop loop)
+{
+	struct bl_result *r = bl_find(rep, workload, param, loop_names[loop]);
+
+	return r && r->st.n ? r->st.max : NAN;
 }
 
 /*
@@ -616,7 +633,7 @@ static size_t cal_erms(const struct bl_report *rep, bool *sure)
 	int c = 0;
 
 	for (len = CAL_SHORT_MAX; len >= CAL_SHORT_MIN; len -= CAL_SHORT_STEP) {
-		c = cmp_loops(rep, "cal-short", fmt(len), FZ_LOOP_STOSB,
+		c = cmp_loops(rep, "cal-short", fmt(len), BL_LOOP_STRING,
 			      FZ_LOOP_UNROLLED);
 		if (c < 0)
 			break;
@@ -661,7 +678,7 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	unsigned long derms, dnt;
 	struct fz_cpu cpu;
 	enum fz_loop own, big;
-	bool clzero = loop_runs(FZ_LOOP_CLZERO, NULL);
+	bool clzero = loop_runs(BL_LOOP_COLD, NULL);
 	bool erms_sure, nt_sure;
 	unsigned int i, from;
 	char line[256];
@@ -679,7 +696,7 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 	from = rep->nres;
 	for (len = CAL_SHORT_MIN; len <= CAL_SHORT_MAX; len += CAL_SHORT_STEP) {
 		add_cfg("cal-short", FZ_LOOP_UNROLLED, buf, len, len)->warm = true;
-		add_cfg("cal-short", FZ_LOOP_STOSB, buf, len, len)->warm = true;
+		add_cfg("cal-short", BL_LOOP_STRING, buf, len, len)->warm = true;
 	}
 	run_cfgs(o, "calibrate: short clears");
 	collect(rep, o->reps, true);
@@ -741,6 +758,16 @@ static void section_calibrate(const struct opts *o, struct bl_report *rep,
 			nt_sure ? "" : "nt_threshold", erms_sure || nt_sure ? "it are" : "them are",
 			erms_sure || nt_sure ? "" : "s");
 }
+#else
+static void section_calibrate(const struct opts *o, struct bl_report *rep,
+			      char *buf)
+{
+	(void)o;
+	(void)rep;
+	(void)buf;
+	bl_die("calibrate: x86-64 only: arm64's thresholds are the kernel's and glibc's rules, none is measured");
+}
+#endif
 
 /* --- self-test: every loop clears exactly [dst, dst + len) ---------------- */
 
@@ -908,13 +935,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	};
 	int ch, reps = 0;
 	double target = 0;
+#ifdef __x86_64__
 	size_t thr;
+#endif
 
 	memset(o, 0, sizeof(*o));
 	o->cpu = sched_getcpu();
 	o->mode = "native";
 	o->sections = "matrix,short,chunk";
-	o->chunk_loop = FZ_LOOP_STOSB;
+	o->chunk_loop = BL_LOOP_STRING;
 	while ((ch = getopt_long(argc, argv, "qr:t:c:jp:Hm:s:b:k:L:d:l:e:Sh", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'q': o->quick = true; break;
@@ -937,11 +966,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'd': size_list(optarg, o->dests, &o->ndests); break;
 		case 'l': o->chunk_loop = parse_loop(optarg); break;
+#ifdef __x86_64__
 		case 'e':
 			if (bl_parse_size(optarg, &thr))
 				usage();
 			fz_erms_threshold = thr;
 			break;
+#endif
 		case 'S': exit(self_test_tap());
 		default: usage();
 		}
@@ -999,7 +1030,9 @@ static void header(const struct opts *o, struct bl_report *rep)
 	bl_note(rep, "pinned_cpu", "%d", o->cpu);
 	bl_note(rep, "thp", "%s", o->thp ? "madvise(MADV_HUGEPAGE)" : "off (MADV_NOHUGEPAGE)");
 	bl_note(rep, "reps", "%u interleaved, ~%.0f ms per sample", o->reps, o->target_ms);
+#ifdef __x86_64__
 	bl_note(rep, "fz_erms_threshold", "%lu", fz_erms_threshold);
+#endif
 	bl_note(rep, "spread", "(max - min) / median of the repetitions");
 }
 

@@ -7,7 +7,7 @@
 #ifndef _FASTZERO_KASM_H
 #define _FASTZERO_KASM_H
 
-#define SYM_FUNC_START(name)	.globl name; .type name, @function; \
+#define SYM_FUNC_START(name)	.globl name; .type name, %function; \
 				.p2align 4; name:
 #define SYM_FUNC_END(name)	.size name, .-name
 #define RET			ret

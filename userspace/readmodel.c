@@ -65,15 +65,10 @@
 enum kind { K_READ0, K_REAL, K_ZERO, K_FZ, K_LIMIT, K_CFZ, K_CLIMIT, K_RFZ,
 	    K_RLIMIT };
 
-/* /dev/zero candidates (erms is rep_stosb for 4 KiB chunks) and limits. */
-static const enum fz_loop zero_loops[] = {
-	FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ, FZ_LOOP_STOSB,
-};
+/* /dev/zero candidates and limits (loops.h, per architecture). */
+static const enum fz_loop zero_loops[] = BL_ZERO_LOOPS;
 /* every store: those this CPU cannot run (loop_runs()) are left out */
-static const enum fz_loop limit_loops[] = {
-	FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ, FZ_LOOP_STOSB, FZ_LOOP_NT,
-	FZ_LOOP_CLZERO,
-};
+static const enum fz_loop limit_loops[] = BL_LIMIT_LOOPS;
 
 /**
  * struct mcfg - one measured configuration
@@ -578,7 +573,11 @@ static void write_csv(const struct opts *o, enum fz_loop zl, double worst)
 
 int main(int argc, char **argv)
 {
-	const char *erms_why, *nt_why, *cold_why;
+	const char *nt_why, *cold_why;
+	char erms[48] = "";
+#ifdef __x86_64__
+	const char *erms_why;
+#endif
 	struct utsname un;
 	struct opts o;
 	size_t maxbs = 0;
@@ -595,14 +594,17 @@ int main(int argc, char **argv)
 		bl_die("/dev/zero: %s", strerror(errno));
 	bl_fz_cpu(&cpu);
 	variant = fz_policy_variant(&cpu);
+#ifdef __x86_64__
 	fz_erms_threshold = fz_policy_erms_threshold(&cpu, &erms_why);
-	nt_threshold = fz_policy_nt_threshold(&cpu, loop_runs(FZ_LOOP_CLZERO, NULL),
+	snprintf(erms, sizeof(erms), ", erms_threshold %lu", fz_erms_threshold);
+#endif
+	nt_threshold = fz_policy_nt_threshold(&cpu, loop_runs(BL_LOOP_COLD, NULL),
 					      &nt_why);
 	if (o.nt_threshold >= 0) {
 		nt_threshold = (unsigned long)o.nt_threshold;
 		nt_why = "set by parameter (--nt-threshold)";
 	}
-	cold_loop = fz_policy_cold_loop(&cpu, loop_runs(FZ_LOOP_CLZERO, NULL), &cold_why);
+	cold_loop = fz_policy_cold_loop(&cpu, loop_runs(BL_LOOP_COLD, NULL), &cold_why);
 	for (s = 0; s < o.nsizes; s++)
 		maxbs = BL_MAX(maxbs, o.sizes[s]);
 	buf = bl_alloc(maxbs, false);
@@ -635,8 +637,8 @@ int main(int argc, char **argv)
 	       bl_cpu_model(), bl_cpu_flags(), un.release);
 	printf("# zero-byte read() of /dev/zero: %.0f ns (best of %u)\n",
 	       best(&cfgs[0], o.reps), o.reps);
-	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s, erms_threshold %lu, nt_threshold %lu (%s); extents: a %lu KiB probe, then %llu ms at the read's own rate, at most %lux the bytes it timed and %lu KiB (every preemption model)\n",
-	       loop_names[variant], fz_erms_threshold, nt_threshold, nt_why,
+	printf("# fastzero model: zero-byte read() + driver/policy.h for this CPU: variant %s%s, nt_threshold %lu (%s); extents: a %lu KiB probe, then %llu ms at the read's own rate, at most %lux the bytes it timed and %lu KiB (every preemption model)\n",
+	       loop_names[variant], erms, nt_threshold, nt_why,
 	       FZ_EXTENT_PROBE >> 10, FZ_EXTENT_BUDGET_NS / 1000000,
 	       FZ_EXTENT_GROWTH, FZ_EXTENT_MAX >> 10);
 	printf("# cold store: %s (%s), for reads of %lu bytes and more once a run of reads, each starting where the last ended, has streamed nt_threshold bytes\n",
@@ -654,8 +656,10 @@ int main(int argc, char **argv)
 		if (!loop_runs(limit_loops[l], &why))
 			printf("# %s not measured: %s\n", loop_names[limit_loops[l]], why);
 	}
+#ifdef __x86_64__
 	if (!bl_cpu_has_movdir64b())
 		printf("# movdir64b not measured: CPUID 7.0:ECX[28] clear\n");
+#endif
 	if (o.csv)
 		write_csv(&o, zl, worst);
 	bl_free(buf, maxbs);

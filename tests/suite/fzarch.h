@@ -76,7 +76,7 @@ static inline enum fz_loop fz_arch_cold_loop(const char **rule)
 	struct fz_cpu cpu;
 
 	fz_read_cpu(&cpu);
-	return fz_policy_cold_loop(&cpu, rule);
+	return fz_policy_cold_loop(&cpu, true, rule);
 }
 
 #else

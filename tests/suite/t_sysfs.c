@@ -150,7 +150,7 @@ static const char *cpu_variant(void)
 static unsigned long nt_rule(const struct fz_cpu *cpu, const char **rule)
 {
 	fz_diag("  CPU: FEAT_MOPS %d, DCZID_EL0 %#lx", cpu->mops, cpu->dczid);
-	return fz_policy_nt_threshold(cpu, rule);
+	return fz_policy_nt_threshold(cpu, true, rule);
 }
 
 static const char *cpu_variant(void)

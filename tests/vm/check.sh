@@ -632,9 +632,34 @@ run_arm64() {
 	[[ -n $FZ_ARM64_KERNELS ]] || return 0
 	echo "==== arm64: Debian's arm64 kernels, qemu-system-aarch64 ===="
 	build_payload "$payload" arm64 || return 0
+	arm64_userspace
 	cpus=$(printf '%s\n' "${FZ_ARM64_CPU_MODELS[@]}" | cut -d: -f1 | tr '\n' ' ')
 	for id in $FZ_ARM64_KERNELS; do
 		BOOT_ARCH=arm64 FZ_CPUS=$cpus BOOT_QUICK=1 kernel_one "$id" "$payload"
+	done
+}
+
+# arm64_userspace: userspace/ cross-built for arm64 (the benchmarks, the
+# model, fzbench: make model and make microbench for an arm64 user), and
+# clearbench --self-test run under qemu-aarch64 with and without MOPS: the
+# driver's arm64 loops (their plain flavour), every length 0..320 at every
+# offset 0..63 and longer ones, byte for byte.
+arm64_userspace() {
+	local o=$FZ_RESULTS/userspace-arm64 cpu line
+	if ! make -C "$FZ_REPO/userspace" O="$o" CC=aarch64-linux-gnu-gcc >"$o.log" 2>&1; then
+		result fail "userspace builds for arm64 (make -C userspace CC=aarch64-linux-gnu-gcc)" "log: $o.log"
+		return 0
+	fi
+	result ok "userspace builds for arm64 (clearbench, readmodel, refline, fzbench)"
+	for cpu in max neoverse-n1; do
+		while IFS= read -r line; do
+			case $line in
+			"ok "*"# SKIP"*) printf '  skip  arm64 %s loops: %s\n' "$cpu" "${line#ok }" ;;
+			"ok "*) result ok "arm64 $cpu loops (qemu-aarch64): ${line#ok }" ;;
+			"not ok "*) result fail "arm64 $cpu loops (qemu-aarch64): ${line#not ok }" ;;
+			esac
+		done < <("$FZ_VM_DIR/kernels.sh" --arm64-run "$cpu" "$o/clearbench" --self-test 2>>"$o.log" ||
+			echo "not ok - clearbench --self-test exited $? (log: $o.log)")
 	done
 }
 

@@ -6,6 +6,8 @@
 #                     (and KARCH: x86, or arm64 for 6.12-arm64 and 7-arm64)
 #        tests/vm/kernels.sh --arm64-userland -> fetches the arm64 guest's busybox and
 #                     liburing, prints the directory that holds them
+#        tests/vm/kernels.sh --arm64-run CPU PROG ARG... -> runs an arm64 program
+#                     under sid's qemu-aarch64 -cpu CPU
 #
 # Kernel ids with major >= FZ_SID_MIN_MAJOR (default 7: sid's own kernel, the
 # one its linux-image-amd64 installs), and "newest" (the newest version in
@@ -521,6 +523,21 @@ fz_arm64_userland() {
 	)
 }
 
+# fz_arm64_run CPU PROG ARG...: run the arm64 program PROG (linked against
+# the host's cross libc) under sid's qemu-aarch64 -cpu CPU (QEMU 11: MOPS).
+fz_arm64_run() {
+	local r=$FZ_SID_ROOT cpu=$1
+	shift
+	fz_sid_ensure
+	if [[ ! -x $r/usr/bin/qemu-aarch64 ]]; then
+		fz_sid_apt_update
+		fz_log "installing qemu-user in the sid chroot (arm64 userspace)"
+		fz_sid_run apt-get install -y -qq --no-install-recommends qemu-user >&2
+	fi
+	"$r/lib64/ld-linux-x86-64.so.2" --library-path "$r/usr/lib/x86_64-linux-gnu:$r/lib/x86_64-linux-gnu" \
+		"$r/usr/bin/qemu-aarch64" -cpu "$cpu" -L /usr/aarch64-linux-gnu "$@"
+}
+
 # fz_arm64_resolve ID: as fz_kernel_resolve, for 6.12-arm64 and 7-arm64.
 fz_arm64_resolve() {
 	local id=$1 envf=$FZ_CACHE/kernels/$1.env runf out ver suite why
@@ -601,6 +618,9 @@ fz_kernel_resolve() {
 if [[ ${BASH_SOURCE[0]} == "$0" && ${1:-} == --arm64-userland ]]; then
 	fz_arm64_userland
 	echo "$FZ_ARM64_DIR"
+elif [[ ${BASH_SOURCE[0]} == "$0" && ${1:-} == --arm64-run ]]; then
+	shift
+	fz_arm64_run "$@"
 elif [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	[[ $# -eq 1 ]] || {
 		echo "usage: $0 <kernel-id>" >&2

@@ -56,8 +56,8 @@ void fz_arch_init(struct fz_arch_choice *c)
 		pr_warn("cpu_policy.h expects variant %s, the alternative chose %s\n",
 			fz_loop_names[fz_policy_variant(&cpu)],
 			fz_loop_names[fz_clear_user_selected()]);
-	c->cold_loop = fz_policy_cold_loop(&cpu, &c->cold_why);
-	c->nt_threshold = fz_policy_nt_threshold(&cpu, &c->nt_why);
+	c->cold_loop = fz_policy_cold_loop(&cpu, true, &c->cold_why);
+	c->nt_threshold = fz_policy_nt_threshold(&cpu, true, &c->nt_why);
 }
 
 /* Given at load, a loop is decided by fz_arch_init(); later, refused here. */

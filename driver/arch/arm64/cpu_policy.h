@@ -68,6 +68,7 @@ static inline enum fz_loop fz_policy_variant(const struct fz_cpu *cpu)
 /**
  * fz_policy_nt_threshold() - read size from which the cold or nt store is used
  * @cpu: the CPU (unused: a module cannot read the cache sizes on arm64)
+ * @cold_ok: the cold store may run (unused here)
  * @why: if not NULL, set to the reason (debugfs fastzero/reasons)
  *
  * get_cpu_cacheinfo() is not exported, and CCSIDR_EL1 does not give a
@@ -77,9 +78,10 @@ static inline enum fz_loop fz_policy_variant(const struct fz_cpu *cpu)
  * Return: the threshold in bytes.
  */
 static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
-						   const char **why)
+						   bool cold_ok, const char **why)
 {
 	(void)cpu;
+	(void)cold_ok;
 	if (why)
 		*why = "derived: arm64, no cache size a module can read: glibc's 64 MiB";
 	return SZ_64M;
@@ -88,6 +90,8 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
 /**
  * fz_policy_cold_loop() - the store for destinations the cache does not hold
  * @cpu: the CPU's DCZID_EL0
+ * @cold_ok: DC ZVA may run: always, no proof is needed on arm64 (QEMU runs
+ *	it, so the suite proves it); the argument x86's CLZERO proof takes
  * @why: if not NULL, set to the reason (debugfs fastzero/reasons)
  *
  * DC ZVA allocates the block's line without fetching it: glibc's memset
@@ -98,12 +102,12 @@ static inline unsigned long fz_policy_nt_threshold(const struct fz_cpu *cpu,
  * Return: FZ_LOOP_ZVA or FZ_LOOP_AUTO.
  */
 static inline enum fz_loop fz_policy_cold_loop(const struct fz_cpu *cpu,
-					       const char **why)
+					       bool cold_ok, const char **why)
 {
 	enum fz_loop loop = FZ_LOOP_ZVA;
 	const char *reason = "derived: DC ZVA, which writes a block without reading it";
 
-	if (!fz_policy_zva_block(cpu)) {
+	if (!cold_ok || !fz_policy_zva_block(cpu)) {
 		loop = FZ_LOOP_AUTO;
 		reason = cpu->dczid & FZ_DCZID_DZP ?
 			 "derived: DC ZVA prohibited (DCZID_EL0.DZP): the chosen loop" :
