@@ -274,8 +274,9 @@ if ((model)); then
 	if gcc -c -DERMS=0 -include "$UP/test/rep_stos_shim.h" -x assembler-with-cpp \
 		"$t/rsa_base.S" -o "$t/rsa.o" &&
 		objcopy --redefine-sym rep_stos_alternative=rsa_base "$t/rsa.o" "$t/rsa_base.o" &&
-		gcc -O2 -mno-red-zone -Wall -Wextra -Werror "$UP/test/read_zero_model.c" \
-			"$t/rsa_base.o" -o "$t/read_zero_model" &&
+		gcc -O2 -mno-red-zone -Wall -Wextra -Werror -I"$REPO/userspace" -I"$REPO/driver" \
+			-I"$REPO/driver/arch/x86" -I"$REPO/userspace/shim" "$UP/test/read_zero_model.c" \
+			"$REPO/userspace/benchlib.c" "$t/rsa_base.o" -lm -o "$t/read_zero_model" &&
 		"$t/read_zero_model" >"$OUT/read_zero_model.txt"; then
 		log "read_zero_model (mode native userspace): $OUT/read_zero_model.txt"
 		cat "$OUT/read_zero_model.txt" >&2

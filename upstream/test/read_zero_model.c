@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchlib.h"
+
 #define KiB		1024ul
 #define MiB		(1024 * KiB)
 #define PAGE		(4 * KiB)
@@ -59,24 +61,10 @@ struct model {
 static int zfd;
 static char *buf;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "read_zero_model: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
 static void zero_read(size_t n)
 {
 	if (read(zfd, buf, n) != (ssize_t)n)
-		die("read /dev/zero");
+		bl_die("read /dev/zero: %s", strerror(errno));
 }
 
 /* clear_user() without FSRS: call rep_stos_alternative (rcx, rdi, rax = 0). */
@@ -105,7 +93,7 @@ static void clear(enum clear c, char *dst, size_t n)
 /* The extents patch's zero_next_extent(). */
 static size_t next_extent(size_t extent, uint64_t start, struct model *m)
 {
-	uint64_t took = now_ns() - start;
+	uint64_t took = bl_now_ns() - start;
 
 	if (took > m->max_ns)
 		m->max_ns = took;
@@ -129,7 +117,7 @@ static void one_read(struct model *m)
 	while (done < m->bs) {
 		size_t chunk = m->bs - done < extent ? m->bs - done : extent;
 		int more = chunk < m->bs - done;
-		uint64_t start = more && m->ext == E_RAMP ? now_ns() : 0;
+		uint64_t start = more && m->ext == E_RAMP ? bl_now_ns() : 0;
 
 		clear(m->clear, buf + done, chunk);
 		done += chunk;
@@ -146,10 +134,26 @@ static uint64_t time_reads(struct model *m, unsigned long n)
 	unsigned long i;
 
 	one_read(m);
-	t0 = now_ns();
+	t0 = bl_now_ns();
 	for (i = 0; i < n; i++)
 		one_read(m);
-	return now_ns() - t0 + 1;
+	return bl_now_ns() - t0 + 1;
+}
+
+/* The best of a model's @reps samples, GB/s. */
+static double best(const struct model *m, unsigned int reps)
+{
+	double b = 0;
+	unsigned int r;
+
+	for (r = 0; r < reps; r++)
+		b = m->gbs[r] > b ? m->gbs[r] : b;
+	return b;
+}
+
+static uint64_t time_reads_cb(void *m, unsigned long n)
+{
+	return time_reads(m, n);
 }
 
 int main(int argc, char **argv)
@@ -158,6 +162,7 @@ int main(int argc, char **argv)
 	static struct model ms[MAX_SIZES * (1 + C_NR * E_NR)];
 	size_t sizes[MAX_SIZES], maxbs = 0;
 	unsigned int reps = 9, nsizes = 0, nm = 0, i, r;
+	double base = 0;
 	double target_ms = 50;
 	int opt;
 
@@ -181,11 +186,11 @@ int main(int argc, char **argv)
 
 	zfd = open("/dev/zero", O_RDONLY);
 	if (zfd < 0)
-		die("open /dev/zero");
+		bl_die("open /dev/zero: %s", strerror(errno));
 	buf = mmap(NULL, maxbs, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (buf == MAP_FAILED)
-		die("mmap");
+		bl_die("mmap: %s", strerror(errno));
 	memset(buf, 1, maxbs);
 
 	for (i = 0; i < nsizes; i++) {
@@ -194,11 +199,8 @@ int main(int argc, char **argv)
 			for (int e = 0; e < E_NR; e++)
 				ms[nm++] = (struct model){ .clear = c, .ext = e, .bs = sizes[i] };
 	}
-	for (i = 0; i < nm; i++) {	/* reads per sample: about target_ms */
-		uint64_t ns = time_reads(&ms[i], 1);
-
-		ms[i].iters = (unsigned long)(target_ms * 1e6 / ns) + 1;
-	}
+	for (i = 0; i < nm; i++)	/* reads per sample: about target_ms */
+		ms[i].iters = bl_calibrate(time_reads_cb, &ms[i], target_ms * 1e6, 1ul << 20);
 	for (r = 0; r < reps; r++)
 		for (i = 0; i < nm; i++) {
 			struct model *m = &ms[i];
@@ -208,18 +210,16 @@ int main(int argc, char **argv)
 
 	printf("# read_zero_model: /dev/zero's read() modelled with the kernel's clear_user() code; mode native userspace; best of %u interleaved samples of ~%.0f ms; GB/s = 1e9 B/s\n",
 	       reps, target_ms);
-	printf("%-10s %-10s %9s %8s %9s %12s\n", "size", "model", "GB/s", "x base", "extents", "longest_ms");
+	printf("%-10s %-10s %9s %8s %9s %12s\n", "bytes", "model", "GB/s", "x base", "extents", "longest_ms");
 	for (i = 0; i < nm; i++) {
 		struct model *m = &ms[i];
-		double b = 0, base = 0;
+		double b = 0;
 		char name[32];
 
-		for (r = 0; r < reps; r++)
-			b = m->gbs[r] > b ? m->gbs[r] : b;
-		for (unsigned int j = 0; j < nm; j++)
-			if (ms[j].bs == m->bs && !ms[j].real && ms[j].clear == C_BASE && ms[j].ext == E_4K)
-				for (r = 0; r < reps; r++)
-					base = ms[j].gbs[r] > base ? ms[j].gbs[r] : base;
+		b = best(m, reps);
+		/* a size's rows: real, then base-4K ("x base"'s 1), then the rest */
+		if (m->real)
+			base = best(&ms[i + 1], reps);
 		if (m->real)
 			snprintf(name, sizeof(name), "real");
 		else
