@@ -626,7 +626,8 @@ run_flavours() {
 # under every FZ_ARM64_CPU_MODELS model, quick loads, the suite
 # cross-compiled; the module cross-built against each kernel's headers in
 # the sid chroot (kernels.sh).  In the matrix's lane, before the debug
-# kernels it would otherwise wait for on a cold run.
+# kernels: on a cold run that lane waits there for a compile, which then
+# gets less of the CPU, so the tier costs its CPU time either way.
 run_arm64() {
 	local payload=$FZ_RESULTS/payload-arm64 id cpus
 	[[ -n $FZ_ARM64_KERNELS ]] || return 0
