@@ -10,16 +10,66 @@
  *   enum fz_loop, FZ_LOOP_NAMES  the loops; FZ_LOOP_AUTO (the one chosen at
  *                                load) and FZ_LOOP_NT (a non-temporal store)
  *                                exist on every architecture
- *   fz_clear_user()              clear_user() with the loop chosen at load
- *   fz_clear_user_loop()         clear_user() with one named loop
- *   fz_clear_user_selected()     the loop fz_clear_user() runs
+ *   fz_arch_clear_user()         the stores of the loop chosen at load
+ *   fz_arch_clear_user_loop()    the stores of one named loop
+ *   fz_clear_user_selected()     the loop fz_arch_clear_user() runs
  *   fz_clear_cold_pages()        clear kernel pages the cache does not hold
  *
  * and its cpu_policy.h (included by policy.h) the rules that derive the
  * loop and thresholds from the CPU, shared with the userspace models.
- * The functions below are its cpu.c.
+ * The functions declared below are its cpu.c.
  */
+#include <linux/uaccess.h>
 #include "clear.h"
+
+/*
+ * What every clear_user() checks before its stores, on every architecture:
+ * might_fault(), fail_usercopy's injected fault (the whole clear fails, as
+ * _copy_to_user() does: fault-injection.rst), and access_ok().
+ */
+static __always_inline bool fz_clear_user_refused(void __user *to,
+						  unsigned long n)
+{
+	might_fault();
+	return should_fail_usercopy() || unlikely(!access_ok(to, n));
+}
+
+/**
+ * fz_clear_user() - zero user memory with the loop the CPU does best
+ * @to: user destination
+ * @n: number of bytes to clear
+ *
+ * A drop-in for clear_user(): checked as it is, then the architecture's
+ * loop chosen at load, with user access opened around its stores only;
+ * a fault ends the clear through the exception table.
+ *
+ * Return: the number of bytes that were not cleared, 0 on success.  The
+ * count is exact: bytes before the first inaccessible one are all cleared.
+ */
+static __always_inline unsigned long fz_clear_user(void __user *to,
+						   unsigned long n)
+{
+	return fz_clear_user_refused(to, n) ? n : fz_arch_clear_user(to, n);
+}
+
+/**
+ * fz_clear_user_loop() - zero user memory with one named loop
+ * @loop: the strategy to use (force_variant, or the read's cold or nt store)
+ * @to: user destination
+ * @n: number of bytes to clear
+ *
+ * For the force_variant parameter: tests run every loop, including its
+ * fault fixups, and benchmarks compare loops in one boot.
+ *
+ * Return: the number of bytes that were not cleared, 0 on success.
+ */
+static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
+					       void __user *to,
+					       unsigned long n)
+{
+	return fz_clear_user_refused(to, n) ? n :
+	       fz_arch_clear_user_loop(loop, to, n);
+}
 
 struct attribute;
 struct seq_file;

@@ -144,34 +144,11 @@ int bl_pin_cpu(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* First "key : value" line of /proc/cpuinfo, into @buf. */
-static const char *cpuinfo_field(const char *key, char *buf, size_t len)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return buf;
-	while (fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, key, strlen(key)) || !colon)
-			continue;
-		colon += 1 + (colon[1] == ' ');
-		colon[strcspn(colon, "\n")] = 0;
-		snprintf(buf, len, "%s", colon);
-		break;
-	}
-	fclose(f);
-	return buf;
-}
-
 const char *bl_cpu_model(void)
 {
 	static char model[128];
 
-	return cpuinfo_field("model name", model, sizeof(model));
+	return fz_cpuinfo_field("model name", model, sizeof(model));
 }
 
 const char *bl_cpu_flags(void)
@@ -190,7 +167,7 @@ const char *bl_cpu_flags(void)
 	char flags[4096], padded[4100], pat[32];
 	size_t i, o = 0;
 
-	cpuinfo_field(key, flags, sizeof(flags));
+	fz_cpuinfo_field(key, flags, sizeof(flags));
 	/* space-separated list: pad both ends so " flag " matches anywhere */
 	snprintf(padded, sizeof(padded), " %s ", flags);
 	out[0] = 0;

@@ -12,21 +12,31 @@
 
 #include "policy.h"
 
+/* The value of the first "@key : value" line of /proc/cpuinfo, into @buf ("unknown": none). */
+static inline const char *fz_cpuinfo_field(const char *key, char *buf, size_t len)
+{
+	char line[8192];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return buf;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, key, strlen(key)) || !colon)
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		colon[strcspn(colon, "\n")] = 0;
+		snprintf(buf, len, "%s", colon);
+		break;
+	}
+	fclose(f);
+	return buf;
+}
+
 #if defined(__x86_64__)
 #include <cpuid.h>
-
-/* The first /proc/cpuinfo line starting with @key, into @line. */
-static inline int fz_cpuinfo_line(const char *key, char *line, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	int found = 0;
-
-	while (f && !found && fgets(line, len, f))
-		found = !strncmp(line, key, strlen(key));
-	if (f)
-		fclose(f);
-	return found;
-}
 
 /* @flag is a word of the flags line @flags. */
 static inline int fz_has_flag(const char *flags, const char *flag)
@@ -55,22 +65,18 @@ static inline void fz_read_cpu(struct fz_cpu *cpu)
 	static char line[8192];
 	unsigned int eax, ebx, ecx, edx;
 	unsigned long kb;
-	const char *p;
 
 	memset(cpu, 0, sizeof(*cpu));
-	if (fz_cpuinfo_line("vendor_id", line, sizeof(line))) {
-		if (strstr(line, "GenuineIntel"))
-			cpu->vendor = FZ_VENDOR_INTEL;
-		else if (strstr(line, "AuthenticAMD") || strstr(line, "HygonGenuine"))
-			cpu->vendor = FZ_VENDOR_AMD;
-	}
-	if (fz_cpuinfo_line("cache size", line, sizeof(line)) &&
-	    (p = strchr(line, ':')) && sscanf(p + 1, "%lu", &kb) == 1)
+	fz_cpuinfo_field("vendor_id", line, sizeof(line));
+	if (!strcmp(line, "GenuineIntel"))
+		cpu->vendor = FZ_VENDOR_INTEL;
+	else if (!strcmp(line, "AuthenticAMD") || !strcmp(line, "HygonGenuine"))
+		cpu->vendor = FZ_VENDOR_AMD;
+	if (sscanf(fz_cpuinfo_field("cache size", line, sizeof(line)), "%lu", &kb) == 1)
 		cpu->fallback_kb = kb;
-	if (fz_cpuinfo_line("flags", line, sizeof(line))) {
-		cpu->rep_good = fz_has_flag(line, "rep_good");
-		cpu->erms = fz_has_flag(line, "erms");
-	}
+	fz_cpuinfo_field("flags", line, sizeof(line));
+	cpu->rep_good = fz_has_flag(line, "rep_good");
+	cpu->erms = fz_has_flag(line, "erms");
 	/*
 	 * Fast short rep stosb as CPUID 7.1:EAX[11] reports it, not the
 	 * "fsrs" flag, which 6.4+ also sets for AMD's FSRM.

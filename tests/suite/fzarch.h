@@ -43,13 +43,18 @@ static inline int fz_arch_runs(const char *name)
 	return !strcmp(state, "usable\n");
 }
 
-/* cpu_policy.h's store for cold destinations on this CPU. */
-static inline enum fz_loop fz_arch_cold_loop(const char **rule)
+/* The cold store passed its proof: the clzero self-test (policy/clzero). */
+static inline bool fz_arch_cold_ok(void)
 {
-	struct fz_cpu cpu;
+	return fz_arch_runs("clzero");
+}
 
-	fz_read_cpu(&cpu);
-	return fz_policy_cold_loop(&cpu, fz_arch_runs("clzero"), rule);
+/* What the tests saw of the CPU, for a diagnostic line. */
+static inline void fz_arch_cpu_str(const struct fz_cpu *cpu, char *buf, size_t len)
+{
+	snprintf(buf, len, "vendor %d rep_good %d erms %d fsrs %d, last-level cache %lu KiB (%lu per thread) from %s",
+		 cpu->vendor, cpu->rep_good, cpu->erms, cpu->fsrs, cpu->llc_size >> 10,
+		 cpu->llc_per_thread >> 10, cpu->llc_from);
 }
 
 #elif defined(__aarch64__)
@@ -70,18 +75,29 @@ static inline int fz_arch_runs(const char *name)
 	return 1;
 }
 
+/* The cold store needs no proof on arm64 (cpu_policy.h). */
+static inline bool fz_arch_cold_ok(void)
+{
+	return true;
+}
+
+static inline void fz_arch_cpu_str(const struct fz_cpu *cpu, char *buf, size_t len)
+{
+	snprintf(buf, len, "FEAT_MOPS %d, DCZID_EL0 %#lx", cpu->mops, cpu->dczid);
+}
+
+#else
+#error "the suite knows x86-64 and arm64"
+#endif
+
 /* cpu_policy.h's store for cold destinations on this CPU. */
 static inline enum fz_loop fz_arch_cold_loop(const char **rule)
 {
 	struct fz_cpu cpu;
 
 	fz_read_cpu(&cpu);
-	return fz_policy_cold_loop(&cpu, true, rule);
+	return fz_policy_cold_loop(&cpu, fz_arch_cold_ok(), rule);
 }
-
-#else
-#error "the suite knows x86-64 and arm64"
-#endif
 
 /* The name of loop @l, as policy/ and force_variant spell it. */
 static inline const char *fz_loop_name(enum fz_loop l)

@@ -126,40 +126,6 @@ static int test_erms_threshold(const void *arg, char *why)
 	want = fz_policy_erms_threshold(&cpu, &rule);
 	return check_threshold("erms_threshold", want, rule, 4096, why);
 }
-
-/* cpu_policy.h's nt_threshold for this CPU, and a line on what it saw. */
-static unsigned long nt_rule(const struct fz_cpu *cpu, const char **rule)
-{
-	fz_diag("  CPU: vendor %d rep_good %d erms %d fsrs %d, last-level cache %lu KiB (%lu per thread) from %s",
-		cpu->vendor, cpu->rep_good, cpu->erms, cpu->fsrs, cpu->llc_size >> 10,
-		cpu->llc_per_thread >> 10, cpu->llc_from);
-	return fz_policy_nt_threshold(cpu, fz_file_has_word(FZ_POLICY "/clzero", "usable"),
-				      rule);
-}
-
-/* What the alternatives should pick: the last variant whose feature is set. */
-static const char *cpu_variant(void)
-{
-	static char line[8192];
-
-	if (fz_cpuinfo_line("flags", line, sizeof(line)) && fz_has_flag(line, "erms"))
-		return "erms";
-	return "rep_stosq";	/* X86_FEATURE_REP_GOOD assumed on x86-64 */
-}
-#else
-static unsigned long nt_rule(const struct fz_cpu *cpu, const char **rule)
-{
-	fz_diag("  CPU: FEAT_MOPS %d, DCZID_EL0 %#lx", cpu->mops, cpu->dczid);
-	return fz_policy_nt_threshold(cpu, true, rule);
-}
-
-static const char *cpu_variant(void)
-{
-	struct fz_cpu cpu;
-
-	fz_read_cpu(&cpu);
-	return fz_loop_name(fz_policy_variant(&cpu));
-}
 #endif
 
 /* 0 (never) or from 0x4040 bytes (glibc's minimum) to 1 GiB. */
@@ -168,12 +134,14 @@ static int test_nt_threshold_derived(const void *arg, char *why)
 	struct fz_cpu cpu;
 	const char *rule;
 	unsigned long want;
-	char val[64];
+	char val[64], seen[256];
 	int ret;
 
 	(void)arg;
 	fz_read_cpu(&cpu);
-	want = nt_rule(&cpu, &rule);
+	fz_arch_cpu_str(&cpu, seen, sizeof(seen));
+	fz_diag("  CPU: %s", seen);
+	want = fz_policy_nt_threshold(&cpu, fz_arch_cold_ok(), &rule);
 	ret = check_threshold("nt_threshold", want, rule, FZ_GiB, why);
 	if (ret != FZ_PASS || param_read("nt_threshold", val, sizeof(val)))
 		return ret;
@@ -182,12 +150,16 @@ static int test_nt_threshold_derived(const void *arg, char *why)
 	return FZ_PASS;
 }
 
-/* The loop fz_clear_user() should run on this CPU. */
+/* The loop fz_clear_user() should run on this CPU: cpu_policy.h's. */
 static const char *expected_variant(void)
 {
 	const char *env = getenv("FZ_EXPECT_VARIANT");
+	struct fz_cpu cpu;
 
-	return env && *env ? env : cpu_variant();
+	if (env && *env)
+		return env;
+	fz_read_cpu(&cpu);
+	return fz_loop_name(fz_policy_variant(&cpu));
 }
 
 static int check_param(const char *name, const char *want, char *why)

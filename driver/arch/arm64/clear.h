@@ -59,31 +59,25 @@ fz_clear_user_privileged(enum fz_loop loop, void __user *to, unsigned long n)
 }
 
 /**
- * fz_clear_user() - zero user memory with the loop the CPU does best
- * @to: user destination
+ * fz_arch_clear_user() - fz_clear_user()'s stores: the loop chosen at load
+ * @to: user destination, checked by fz_clear_user()
  * @n: number of bytes to clear
  *
- * A drop-in for clear_user(): the range is checked with access_ok(), user
- * access is opened around the stores only, and a fault ends the clear
- * through the exception table.  Like _copy_to_user(), it fails whole when
- * fail_usercopy injects a fault (fault-injection.rst).
+ * User access is opened around the stores only, and a fault ends the
+ * clear through the exception table.
  *
- * Return: the number of bytes that were not cleared, 0 on success.  The
- * count is exact: bytes before the first inaccessible one are all cleared.
+ * Return: the number of bytes that were not cleared, exact.
  */
-static __always_inline unsigned long fz_clear_user(void __user *to,
-						   unsigned long n)
+static __always_inline unsigned long fz_arch_clear_user(void __user *to,
+							unsigned long n)
 {
-	might_fault();
-	if (should_fail_usercopy() || unlikely(!access_ok(to, n)))
-		return n;
 	if (alternative_has_cap_likely(ARM64_HAS_MOPS))
 		return fz_clear_user_mops_call(to, n);
 	return fz_clear_user_privileged(FZ_LOOP_UNROLLED, to, n);
 }
 
 /**
- * fz_clear_user_selected() - the loop fz_clear_user() runs
+ * fz_clear_user_selected() - the loop fz_arch_clear_user() runs
  *
  * Return: FZ_LOOP_MOPS or FZ_LOOP_UNROLLED.
  */
@@ -94,21 +88,18 @@ static inline enum fz_loop fz_clear_user_selected(void)
 }
 
 /**
- * fz_clear_user_loop() - zero user memory with one named loop
+ * fz_arch_clear_user_loop() - fz_clear_user_loop()'s stores: one named loop
  * @loop: the strategy to use; mops and dc_zva only where cpu.c allowed
  *	  them (fz_arch_loop_refused())
- * @to: user destination
+ * @to: user destination, checked by fz_clear_user_loop()
  * @n: number of bytes to clear
  *
- * Return: the number of bytes that were not cleared, 0 on success.
+ * Return: the number of bytes that were not cleared.
  */
-static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
-					       void __user *to,
-					       unsigned long n)
+static inline unsigned long fz_arch_clear_user_loop(enum fz_loop loop,
+						    void __user *to,
+						    unsigned long n)
 {
-	might_fault();
-	if (should_fail_usercopy() || unlikely(!access_ok(to, n)))
-		return n;
 	switch (loop) {
 	case FZ_LOOP_MOPS:
 		return fz_clear_user_mops_call(to, n);
@@ -117,7 +108,7 @@ static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
 	case FZ_LOOP_ZVA:
 		return fz_clear_user_privileged(loop, to, n);
 	default:
-		return fz_clear_user(to, n);
+		return fz_arch_clear_user(to, n);
 	}
 }
 

@@ -38,25 +38,18 @@
 		      erms, X86_FEATURE_ERMS)
 
 /**
- * fz_clear_user() - zero user memory with the loop the CPU does best
- * @to: user destination
+ * fz_arch_clear_user() - fz_clear_user()'s stores: the patched-in loop
+ * @to: user destination, checked by fz_clear_user()
  * @n: number of bytes to clear
  *
- * A drop-in for clear_user(): the range is checked with access_ok(), SMAP
- * is opened around the stores only (STAC/CLAC inside the loop), and a fault
- * ends the clear through the exception table.  Like _copy_to_user(), it
- * fails whole when fail_usercopy injects a fault (fault-injection.rst), so
- * the read path's fault handling can be exercised on demand.
+ * SMAP is opened around the stores only (STAC/CLAC inside the loop), and a
+ * fault ends the clear through the exception table.
  *
- * Return: the number of bytes that were not cleared, 0 on success.  The
- * count is exact: bytes before the first inaccessible one are all cleared.
+ * Return: the number of bytes that were not cleared, exact.
  */
-static __always_inline unsigned long fz_clear_user(void __user *to,
-						   unsigned long n)
+static __always_inline unsigned long fz_arch_clear_user(void __user *to,
+							unsigned long n)
 {
-	might_fault();
-	if (should_fail_usercopy() || unlikely(!access_ok(to, n)))
-		return n;
 	FZ_LOOP_ASM(FZ_CLEAR_USER_ALTERNATIVE("call fz_clear_user_unrolled",
 					      "call fz_clear_user_stosq",
 					      "call fz_clear_user_erms"),
@@ -67,7 +60,7 @@ static __always_inline unsigned long fz_clear_user(void __user *to,
 /**
  * fz_clear_user_selected() - the clear_user loop the alternatives patched in
  *
- * Runs the same ALTERNATIVE_2 as fz_clear_user(), with each variant loading
+ * Runs the same ALTERNATIVE_2 as fz_arch_clear_user(), with each variant loading
  * its own enum fz_loop value, so what it reports is what the patching chose.
  *
  * Return: FZ_LOOP_UNROLLED, FZ_LOOP_STOSQ or FZ_LOOP_ERMS.
@@ -85,23 +78,20 @@ static inline enum fz_loop fz_clear_user_selected(void)
 }
 
 /**
- * fz_clear_user_loop() - zero user memory with one named loop
+ * fz_arch_clear_user_loop() - fz_clear_user_loop()'s stores: one named loop
  * @loop: the strategy to use, whatever the CPU
- * @to: user destination
+ * @to: user destination, checked by fz_clear_user_loop()
  * @n: number of bytes to clear
  *
- * For the force_variant parameter: tests run every loop, including its
- * fault fixups, on any CPU, and benchmarks compare loops in one boot.
+ * Every loop runs on any CPU but clzero, which force_variant takes only
+ * once clzero.c's self-test passed.
  *
- * Return: the number of bytes that were not cleared, 0 on success.
+ * Return: the number of bytes that were not cleared.
  */
-static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
-					       void __user *to,
-					       unsigned long n)
+static inline unsigned long fz_arch_clear_user_loop(enum fz_loop loop,
+						    void __user *to,
+						    unsigned long n)
 {
-	might_fault();
-	if (should_fail_usercopy() || unlikely(!access_ok(to, n)))
-		return n;
 	switch (loop) {
 	case FZ_LOOP_UNROLLED:
 		FZ_CALL_LOOP("fz_clear_user_unrolled", to, n, ASM_CALL_CONSTRAINT);
@@ -122,7 +112,7 @@ static inline unsigned long fz_clear_user_loop(enum fz_loop loop,
 		FZ_CALL_LOOP("fz_clear_user_clzero", to, n, ASM_CALL_CONSTRAINT);
 		break;
 	default:
-		return fz_clear_user(to, n);
+		return fz_arch_clear_user(to, n);
 	}
 	return n;
 }
