@@ -247,8 +247,8 @@ static int test_pressure(const void *arg, char *why)
 
 /*
  * The read ramps up on the resident part, then runs into the swapped one;
- * quick runs (the debug kernels, where each swap-in is slow) a quarter of
- * it, with half the trials.
+ * quick runs (the debug kernels, where each swap-in is slow) an eighth of
+ * it, with one trial.
  */
 #define LAT_RESIDENT	(48u << 20)
 #define LAT_SWAPPED	(64u << 20)
@@ -310,10 +310,10 @@ static double lat_read(int fd, unsigned char *p, double delay)
 
 /*
  * A read whose buffer is resident for its first 48 MiB and in zram for
- * the next 64 (quick: 12 and 16): its extents ramp up on the resident
+ * the next 64 (quick: 6 and 8): its extents ramp up on the resident
  * part, and the one that runs into the swapped part swaps in page by page
  * with no signal check.  SIGALRM at even fractions of the read's time
- * (1/5..4/5; quick: 1/3, 2/3); the latency from the timer to the read's
+ * (1/5..4/5; quick: 1/2); the latency from the timer to the read's
  * return, worst of the trials, on both devices.  Reported, not bounded:
  * what the extent budget does not hold for.
  */
@@ -362,9 +362,9 @@ int main(int argc, char **argv)
 	fz_setup(argc, argv, &dev, &ref);
 	map_len = (fz_quick ? 16 : 64) * FZ_MiB;
 	cg_limit = fz_quick ? CG_LIMIT / 2 : CG_LIMIT;
-	lat_resident = fz_quick ? LAT_RESIDENT / 4 : LAT_RESIDENT;
-	lat_swapped = fz_quick ? LAT_SWAPPED / 4 : LAT_SWAPPED;
-	lat_trials = fz_quick ? LAT_TRIALS / 2 : LAT_TRIALS;
+	lat_resident = fz_quick ? LAT_RESIDENT / 8 : LAT_RESIDENT;
+	lat_swapped = fz_quick ? LAT_SWAPPED / 8 : LAT_SWAPPED;
+	lat_trials = fz_quick ? 1 : LAT_TRIALS;
 	fz_run(test_swap_on, NULL, "swap_on_" "zram0");
 	for (i = 0; i < 2; i++)
 		fz_run(test_pageout, &cases[i], "%s_pageout_to_swap_reads_back",

@@ -4,19 +4,19 @@
 # usage: smoke.sh [DIR]   (DIR holds fzbench and fio-jobs/; default: next to
 #                          this script, else ../build and ../../fio-jobs)
 # Runs every fio job file (its first job only, --section; SMOKE_ALL=1 runs all
-# of them) for 1 s per job (--runtime=1 --time_based) against /dev/fastzero
+# of them) for 250 ms per job (--runtime=250ms --time_based) against /dev/fastzero
 # and /dev/zero, and fzbench --quick --json; checks only that
 # the outputs are well formed (fio JSON has "jobs" and no job error; fzbench
 # JSON has "results" and balanced braces) - never timings.  TAP on stdout.
 # Env: FZ_DEV (default /dev/fastzero), FZ_REF (default /dev/zero),
-#      SMOKE_RUNTIME (default 1), SMOKE_ALL (default 0).
+#      SMOKE_RUNTIME (default 250ms: fio time units), SMOKE_ALL (default 0).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$here}
 dev=${FZ_DEV:-/dev/fastzero}
 ref=${FZ_REF:-/dev/zero}
-rt=${SMOKE_RUNTIME:-1}
+rt=${SMOKE_RUNTIME:-250ms}
 tmp=${TMPDIR:-/tmp}/fz-smoke.$$
 n=0 fail=0
 
