@@ -21,7 +21,9 @@
 #   make dkms-install    dkms install .: the running kernel, later ones by itself
 #   make dkms-uninstall  dkms remove, from every kernel, and its /usr/src copy
 #   make deb          fastzero-dkms and fastzero-tools .debs in build/deb/
-#                     (debian/make-deb.sh: dpkg-buildpackage -b, lintian)
+#                     (debian/make-deb.sh: dpkg-buildpackage -b, lintian);
+#                     FZ_DEB_ARCH=arm64: fastzero-tools cross-built for
+#                     arm64 in build/deb-arm64/ (dpkg-buildpackage -a arm64)
 #   make upstream     the /dev/zero kernel postings (docs/upstream.md): build/upstream/out/TREE
 #                     generated from upstream/series, signed off by you (git's
 #                     user.name/user.email, or UPSTREAM_IDENT="Name <address>"),

@@ -13,10 +13,23 @@
 # dh-dkms, help2man and lintian when missing.  FZ_DEB_VERSION=V packages the
 # tree as version V instead (written into the copy's dkms.conf): the Debian
 # guest builds two versions to test an upgrade.
+#
+# FZ_DEB_ARCH=arm64 cross-builds fastzero-tools for arm64 (any architecture
+# of its Architecture field; default: this machine's): dpkg-buildpackage -a
+# arm64 -Pcross,nocheck -B, the architecture-dependent package only
+# (fastzero-dkms is "all", the native build's), into build/deb-arm64/ by
+# default, lintian as above.  It needs the cross compiler and the arm64 libc
+# (gcc-aarch64-linux-gnu, libc6-dev:arm64), which root gets installed when
+# dpkg already has the architecture (dpkg --add-architecture arm64 and apt-get
+# update are left to the administrator).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_ARCH=$(dpkg --print-architecture)
+ARCH=${FZ_DEB_ARCH:-$BUILD_ARCH}
 OUT=${FZ_DEB_OUT:-$REPO/build/deb}
+# a cross build keeps out of the native packages' directory
+[[ -n ${FZ_DEB_OUT:-} || $ARCH == "$BUILD_ARCH" ]] || OUT=$REPO/build/deb-$ARCH
 PKGS=(build-essential debhelper dh-dkms help2man lintian)
 
 say() { printf '[deb] %s\n' "$*" >&2; }
@@ -33,6 +46,8 @@ need_pkgs() {
 	done
 	((${#missing[@]})) || return 0
 	((EUID == 0)) || die "missing ${missing[*]}: run make deb as root, or apt install ${missing[*]}"
+	[[ $ARCH == "$BUILD_ARCH" ]] || dpkg --print-foreign-architectures | grep -qx "$ARCH" ||
+		die "missing ${missing[*]}: dpkg --add-architecture $ARCH && apt-get update, then make deb again"
 	say "installing ${missing[*]}"
 	# the test harness installs packages too: take its apt lock when it has one
 	if [[ -d ${lock%/*} ]]; then exec 9>"$lock" && flock 9; fi
@@ -70,11 +85,22 @@ CHANGELOG
 }
 
 main() {
-	local version src f
+	local version src f build=(-b) dbo=()
 	version=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$REPO/dkms.conf")
 	[[ -n $version ]] || die "no PACKAGE_VERSION in dkms.conf"
 	[[ ${FZ_DEB_VERSION:-$version} =~ ^[0-9][A-Za-z0-9.+~]*$ ]] ||
 		die "FZ_DEB_VERSION '$FZ_DEB_VERSION' is not a Debian version"
+	# a cross build: the host architecture's compiler and libc (dpkg-shlibdeps
+	# reads the libc's symbols), not all of crossbuild-essential (g++)
+	if [[ $ARCH != "$BUILD_ARCH" ]]; then
+		sed -n '/^Package: fastzero-tools$/,/^$/s/^Architecture: //p' "$REPO/debian/control" |
+			grep -qw -- "$ARCH" || die "FZ_DEB_ARCH '$ARCH' is not an architecture of fastzero-tools"
+		PKGS+=("gcc-$(dpkg-architecture -a "$ARCH" -qDEB_HOST_GNU_TYPE 2>/dev/null)" "libc6-dev:$ARCH")
+		# the cross and nocheck profiles, and nocheck as an option too, as
+		# sbuild cross-builds: no test runs host binaries (dh warns without)
+		build=(-a "$ARCH" "-Pcross,nocheck" -B)
+		dbo=("DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:+$DEB_BUILD_OPTIONS }nocheck")
+	fi
 	need_pkgs
 	rm -rf "$OUT"
 	src=$OUT/src/fastzero-${FZ_DEB_VERSION:-$version}
@@ -86,8 +112,8 @@ main() {
 		version=$FZ_DEB_VERSION
 	fi
 	changelog "$version" >"$src/debian/changelog"
-	say "dpkg-buildpackage -us -uc -b in $src (log: $OUT/build.log)"
-	if ! (cd "$src" && nice dpkg-buildpackage -us -uc -b) >"$OUT/build.log" 2>&1; then
+	say "dpkg-buildpackage -us -uc ${build[*]} in $src (log: $OUT/build.log)"
+	if ! (cd "$src" && env "${dbo[@]}" nice dpkg-buildpackage -us -uc "${build[@]}") >"$OUT/build.log" 2>&1; then
 		tail -n 30 "$OUT/build.log" >&2
 		die "dpkg-buildpackage failed, see $OUT/build.log"
 	fi

@@ -272,6 +272,24 @@ static inline bool fz_thp_usable(void)
 #endif
 
 /*
+ * arm64 FEAT_MOPS: the kernel enables SETP/SETM/SETE (SCTLR_EL1.MSCEn) and
+ * names the cpucap only from 6.5 on; before, they are UNDEFINED at EL0 and
+ * EL1 whatever the CPU has, so no loop may use them (bookworm's 6.1).
+ * alternative_has_cap_likely() is 6.3's: every kernel with the cap has it.
+ */
+#ifdef CONFIG_ARM64
+#ifdef ARM64_HAS_MOPS
+#define fz_arm64_mops_patched()	alternative_has_cap_likely(ARM64_HAS_MOPS)
+#define fz_arm64_mops_final()	cpus_have_final_cap(ARM64_HAS_MOPS)
+#define FZ_ARM64_NO_MOPS	"this CPU has no FEAT_MOPS"
+#else
+#define fz_arm64_mops_patched()	false
+#define fz_arm64_mops_final()	false
+#define FZ_ARM64_NO_MOPS	"this kernel does not enable FEAT_MOPS (6.5 and later do)"
+#endif
+#endif
+
+/*
  * THP refused for this VMA (MADV_NOHUGEPAGE, prctl); declared only with
  * CONFIG_TRANSPARENT_HUGEPAGE (6.12); 7.x adds forced_collapse.
  */

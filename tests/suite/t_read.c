@@ -162,11 +162,22 @@ static int setup_top(struct bad_dest *b)
 	return 0;
 }
 
-/* A huge count into a small buffer in front of a PROT_NONE page. */
+/*
+ * A huge count into a small buffer in front of a PROT_NONE page.  The pair
+ * goes low (1 TiB) where it can: mmap()'s own choice near the top of a
+ * 48-bit arm64 address space leaves less than 2 GiB above it, and a range
+ * past the top is refused whole (access_ok() in the VFS's import of the
+ * buffer) before any driver runs.
+ */
+#define HOLE_HINT	((void *)(1UL << 40))
+
 static int setup_hole(struct bad_dest *b)
 {
 	b->maplen = 2 * fz_page;
-	b->map = fz_mmap(b->maplen, PROT_READ | PROT_WRITE);
+	b->map = mmap(HOLE_HINT, b->maplen, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (b->map == MAP_FAILED)
+		b->map = fz_mmap(b->maplen, PROT_READ | PROT_WRITE);
 	if (!b->map || mprotect(b->map + fz_page, fz_page, PROT_NONE))
 		return -1;
 	b->buf = b->map + fz_page - 100;

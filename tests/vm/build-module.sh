@@ -40,6 +40,9 @@ copy_tree() {
 run_make() {
 	local m=$1 log=$2
 	local args=(make -C "$KDIR" "M=$m" W=1 -j"$(nproc)" modules)
+	# arm64 headers name their compiler $(CROSS_COMPILE)gcc-N; 6.12 and
+	# later set the prefix themselves, bookworm's only in a Debian build
+	[[ ${KARCH:-x86} != arm64 ]] || args+=(CROSS_COMPILE=aarch64-linux-gnu-)
 	if [[ -n $FZ_CHROOT ]]; then
 		fz_sid_run "${args[@]}" >"$log" 2>&1
 	else

@@ -3,7 +3,7 @@
 #
 # Usage (standalone): tests/vm/kernels.sh <id>   -> prints KID=, KVER=, KIMG=, KWHY=, VMLINUZ=, KDIR=, FZ_CHROOT=
 # Usage (sourced):    fz_kernel_resolve <id>     -> sets/exports those variables
-#                     (and KARCH: x86, or arm64 for 6.12-arm64 and 7-arm64)
+#                     (and KARCH: x86, or arm64 for 6.1-arm64, 6.12-arm64 and 7-arm64)
 #        tests/vm/kernels.sh --arm64-userland -> fetches the arm64 guest's busybox and
 #                     liburing, prints the directory that holds them
 #        tests/vm/kernels.sh --arm64-run CPU PROG ARG... -> runs an arm64 program
@@ -35,7 +35,7 @@ FZ_SID_ROOT=$FZ_CACHE/sid/root
 # Outputs of fz_kernel_resolve.
 KID='' KVER='' KIMG='' KWHY='' VMLINUZ='' KDIR='' FZ_CHROOT=''
 # The ids a run can ask for: checked before anything is fetched.
-FZ_KERNEL_IDS='6.1 6.12 7 newest 6.12-debug 7-debug 6.1-rt 6.12-rt 7-rt 6.1-cloud 6.12-cloud 7-cloud 6.12-arm64 7-arm64'
+FZ_KERNEL_IDS='6.1 6.12 7 newest 6.12-debug 7-debug 6.1-rt 6.12-rt 7-rt 6.1-cloud 6.12-cloud 7-cloud 6.1-arm64 6.12-arm64 7-arm64'
 
 # fz_kernel_id_ok ID: ID is one of FZ_KERNEL_IDS.
 fz_kernel_id_ok() { [[ " $FZ_KERNEL_IDS " == *" $1 "* ]]; }
@@ -405,7 +405,8 @@ fz_choose() {
 
 # ---------- arm64 ----------
 
-# Debian's arm64 kernels: 6.12-arm64 is trixie's, 7-arm64 sid's.  Chosen
+# Debian's arm64 kernels: 6.1-arm64 is bookworm's, 6.12-arm64 trixie's,
+# 7-arm64 sid's.  Chosen
 # from the archive's arm64 index as it is now (a day's cache; the version
 # remembered, if its files are cached, when the index cannot be read),
 # booted by qemu-system-aarch64, and built against in the sid chroot:
@@ -447,19 +448,27 @@ fz_arm64_deb() {
 fz_arm64_pick() {
 	local suite=trixie re='^6\.12\.' idx
 	[[ $1 == 7-arm64 ]] && suite=sid re='^[0-9]{2,}\.|^[7-9]\.'
+	[[ $1 == 6.1-arm64 ]] && suite=bookworm re='^6\.1\.'
 	idx=$(fz_arm64_index "$suite" arm64) || return 1
-	sed -n 's/^Package: linux-headers-\([0-9][^-]*\)-arm64$/\1/p' "$idx" | grep -E "$re" |
+	# 6.12.117+deb13 and 7.2.13+deb14, or bookworm's 6.1.0-57 (ABI number)
+	sed -n 's/^Package: linux-headers-\([0-9][^-]*\(-[0-9][0-9]*\)\?\)-arm64$/\1/p' "$idx" |
+		grep -E "$re" |
 		sort -V | tail -n1 | sed "s/\$/-arm64 $suite/"
 }
 
-# fz_arm64_fetch VER SUITE: the image (vmlinuz, the guest's modules), the
-# headers in the sid chroot, their cross compiler; once per version.
+# fz_arm64_fetch VER SUITE: the image (vmlinuz, the guest's modules; not
+# with FZ_HEADERS_ONLY=1), the headers in the sid chroot, their cross
+# compiler; once per version.  bookworm names its kbuild tools by series
+# (linux-kbuild-6.1), later suites by version.
 fz_arm64_fetch() {
-	local ver=$1 suite=$2 kdir=$FZ_CACHE/kernels/$1 base=${1%-arm64} dl deb p set cc
+	local ver=$1 suite=$2 kdir=$FZ_CACHE/kernels/$1 base=${1%-arm64} dl deb p set cc kb
 	fz_sid_ensure
 	dl=$kdir/dl
 	mkdir -p "$dl"
-	if [[ ! -s $kdir/vmlinuz ]] || ! fz_modules_complete "$kdir/modules"; then
+	kb=linux-kbuild-$base
+	[[ $suite != bookworm ]] || kb=linux-kbuild-$(cut -d. -f1-2 <<<"$base")
+	if [[ ${FZ_HEADERS_ONLY:-} != 1 ]] &&
+		{ [[ ! -s $kdir/vmlinuz ]] || ! fz_modules_complete "$kdir/modules"; }; then
 		rm -rf "$kdir/x" && mkdir -p "$kdir/x"
 		# trixie's image package, or sid's linux-binary layout (image + modules)
 		for set in "linux-image-$ver-unsigned" "linux-binary-$ver linux-modules-$ver"; do
@@ -478,15 +487,25 @@ fz_arm64_fetch() {
 	fi
 	if [[ ! -f $FZ_SID_ROOT/usr/src/linux-headers-$ver/.config ]]; then
 		for p in "arm64 linux-headers-$ver" "arm64 linux-headers-$base-common" \
-			"amd64 linux-kbuild-$base"; do
+			"amd64 $kb"; do
 			deb=$(fz_arm64_deb "$suite" "${p% *}" "${p#* }" "$dl") ||
 				fz_die "${p#* } is not in $suite's ${p% *} index"
-			dpkg-deb -x "$deb" "$FZ_SID_ROOT"
+			# bookworm's packages put /lib/modules in /lib: the chroot's
+			# merged-/usr symlink must stay one
+			dpkg-deb --fsys-tarfile "$deb" |
+				tar -x -C "$FZ_SID_ROOT" --keep-directory-symlink
 		done
 	fi
+	# no /lib/modules/VER/build: DKMS (autoinstall, autopkgtest) takes
+	# every kernel it finds there for one of the chroot's own, and these
+	# are built against by path (KDIR) only
+	rm -f "$FZ_SID_ROOT/usr/lib/modules/$ver/build" "$FZ_SID_ROOT/usr/lib/modules/$ver/source"
+	rmdir "$FZ_SID_ROOT/usr/lib/modules/$ver" 2>/dev/null || true
 	rm -rf "$dl"
 	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' \
 		"$FZ_SID_ROOT/usr/src/linux-headers-$ver/.config")
+	# bookworm built its arm64 kernels natively: gcc-12 is the same compiler
+	cc=aarch64-linux-gnu-${cc#aarch64-linux-gnu-}
 	[[ $cc =~ ^aarch64-linux-gnu-gcc-[0-9]+$ ]] || fz_die "$ver was built with '$cc'"
 	if [[ ! -x $FZ_SID_ROOT/usr/bin/$cc ]]; then
 		fz_sid_apt_update
@@ -538,7 +557,7 @@ fz_arm64_run() {
 		"$r/usr/bin/qemu-aarch64" -cpu "$cpu" -L /usr/aarch64-linux-gnu "$@"
 }
 
-# fz_arm64_resolve ID: as fz_kernel_resolve, for 6.12-arm64 and 7-arm64.
+# fz_arm64_resolve ID: as fz_kernel_resolve, for 6.1-arm64, 6.12-arm64 and 7-arm64.
 fz_arm64_resolve() {
 	local id=$1 envf=$FZ_CACHE/kernels/$1.env runf out ver suite why
 	runf=${FZ_RUN_KERNELS:+$FZ_RUN_KERNELS/$id.env}

@@ -14,13 +14,19 @@
 # dkms-autopkgtest: DKMS builds and installs the package for every kernel
 # whose headers are installed, 7 and newest here), runs through autopkgtest
 # with the null virtualisation server in the chroot; and apt purge leaves
-# DKMS with nothing.  Every step prints "ok - NAME" or "not ok - NAME #
+# DKMS with nothing.  For arm64: DKMS builds the checkout for kernel id
+# 7-arm64's headers (-a aarch64, cross), and fastzero-tools is cross-built
+# (arm64_tools).  Every step prints "ok - NAME" or "not ok - NAME #
 # DETAIL"; logs in $FZ_CACHE/sid/debs/.
 set -uo pipefail
 # shellcheck source=kernels.sh
 source "$(dirname "${BASH_SOURCE[0]}")/kernels.sh"
 
 SD_PKGS=(build-essential debhelper dh-dkms help2man lintian dkms autopkgtest autodep8)
+# The arm64 cross build's own: the cross compiler and arm64's libc by
+# multiarch (what dpkg-buildpackage -a arm64 checks for, not all of
+# crossbuild-essential-arm64: no g++), and qemu-user to run its fzbench.
+SD_A64_PKGS=(gcc-aarch64-linux-gnu libc6-dev:arm64 qemu-user)
 SD_IN=/fzdebs	# in the chroot
 FAILED=0
 
@@ -66,7 +72,8 @@ checkout_dkms() {
 	out=$(fz_sid_run sh -c "modinfo -F signer /lib/modules/$kver/updates/dkms/fastzero.ko*" 2>&1) || true
 	[[ -n $out ]] && fz_sid_run test -f /var/lib/dkms/mok.pub
 	tap $? "sid: DKMS signed it with its MOK key (signer: $out)"
-	for out in "-k 5.10.0-30-amd64" "-k $kver -a aarch64"; do
+	checkout_dkms_arm64 "$ver"
+	for out in "-k 5.10.0-30-amd64" "-k $kver -a riscv64"; do
 		# shellcheck disable=SC2086 # the options, split
 		! fz_sid_run dkms build "fastzero/$ver" $out >"$logs/exclusive.log" 2>&1 &&
 			grep -q BUILD_EXCLUSIVE "$logs/exclusive.log"
@@ -76,6 +83,24 @@ checkout_dkms() {
 	out=$(fz_sid_run sh -c "dkms status fastzero; ls /lib/modules/*/updates/dkms/fastzero.ko* /usr/src/fastzero-$ver" 2>/dev/null) || true
 	[[ -z $out ]]
 	tap $? "sid: DKMS removed fastzero from every kernel, and its /usr/src copy" "left: $out"
+}
+
+# checkout_dkms_arm64 VER: DKMS builds the same source for an arm64 kernel
+# (kernel id 7-arm64's headers, cross-compiled: -a aarch64), an AArch64
+# module; DKMS finds no /lib/modules/KVER/build for unpacked headers, so
+# the tree is named.
+checkout_dkms_arm64() {
+	local ver=$1 logs=$FZ_CACHE/sid/debs akver ko
+	akver=$(FZ_HEADERS_ONLY=1 "$FZ_VM_DIR/kernels.sh" 7-arm64 2>"$logs/dkms-arm64.log" |
+		sed -n 's/^KVER=//p')
+	[[ -n $akver ]] || { tap 1 "sid: arm64 headers (kernel id 7-arm64)" "log: $logs/dkms-arm64.log"; return 0; }
+	step "sid: dkms build -k $akver -a aarch64 (DKMS for an arm64 kernel)" "$logs/dkms-arm64.log" \
+		dkms build "fastzero/$ver" -k "$akver" -a aarch64 \
+		--kernelsourcedir "/usr/src/linux-headers-$akver" || return 0
+	ko=$(compgen -G "$FZ_SID_ROOT/var/lib/dkms/fastzero/$ver/$akver/aarch64/module/fastzero.ko*" | head -n1)
+	[[ -n $ko ]] && file -b "$ko" | grep -q 'ARM aarch64'
+	tap $? "sid: DKMS's arm64 module is an AArch64 object" "$(file -b "${ko:-/nonexistent}" 2>&1)"
+	fz_sid_run dkms remove "fastzero/$ver" -k "$akver/aarch64" >>"$logs/dkms-arm64.log" 2>&1 || true
 }
 
 # autopkgtest_dkms VER: autodep8's dkms-autopkgtest on the package, through
@@ -96,6 +121,48 @@ autopkgtest_dkms() {
 	else
 		tap 1 "$name" "autopkgtest exited $rc, log: $log"
 	fi
+}
+
+# arm64_tools VER: make deb FZ_DEB_ARCH=arm64 (dpkg-buildpackage -a arm64 -B:
+# fastzero-tools only) in the chroot, lintian with no error; the package
+# is arm64 with an AArch64 fzbench, its man pages (help2man on a build
+# architecture fzbench) are the amd64 package's, and that fzbench runs under
+# qemu-aarch64 against the chroot's arm64 libc, the one the package depends
+# on.  The apt work is done once: arm64 added to dpkg, its lists fetched.
+arm64_tools() {
+	local ver=$1 logs=$FZ_CACHE/sid/debs r=$FZ_SID_ROOT deb x=$SD_IN/arm64 out n
+	n="sid: ${SD_A64_PKGS[*]} installed in the chroot (arm64 by multiarch)"
+	# shellcheck disable=SC2016 # dpkg-query's format
+	out=$(fz_sid_run dpkg-query -W -f='${db:Status-Status}\n' "${SD_A64_PKGS[@]}" 2>/dev/null)
+	if [[ $(grep -cx installed <<<"$out") == "${#SD_A64_PKGS[@]}" ]]; then
+		tap 0 "$n"
+	else
+		fz_log "installing ${SD_A64_PKGS[*]} in the sid chroot (the arm64 cross build)"
+		fz_sid_run dpkg --add-architecture arm64
+		if [[ -z $(compgen -G "$r/var/lib/apt/lists/*_binary-arm64_Packages*") ]]; then
+			rm -f "$r/var/lib/apt/.fz-updated"
+			fz_sid_apt_update
+		fi
+		step "$n" "$logs/apt-arm64.log" \
+			apt-get install -y -qq --no-install-recommends "${SD_A64_PKGS[@]}" || return 0
+	fi
+	step "sid: make deb FZ_DEB_ARCH=arm64 (dpkg-buildpackage -a arm64 -Pcross,nocheck -B; lintian: no errors)" \
+		"$logs/make-deb-arm64.log" \
+		env FZ_DEB_OUT="$SD_IN/out-arm64" FZ_DEB_ARCH=arm64 "$SD_IN/tree/debian/make-deb.sh" || return 0
+	sed -n 's/^/# lintian (sid, arm64): /p' "$r$SD_IN/out-arm64/lintian.txt"
+	deb=$SD_IN/out-arm64/fastzero-tools_${ver}_arm64.deb
+	out=$(fz_sid_run sh -c "dpkg-deb -f $deb Architecture && dpkg-deb -x $deb $x &&
+		file -b $x/usr/bin/fzbench" 2>&1)
+	[[ $out == arm64$'\n'"ELF 64-bit LSB pie executable, ARM aarch64,"* ]]
+	tap $? "sid: fastzero-tools_${ver}_arm64.deb: Architecture arm64, fzbench an AArch64 ELF" \
+		"$(tr '\n' ' ' <<<"$out")"
+	out=$(fz_sid_run sh -c "mkdir $x.amd64 && dpkg-deb -x $SD_IN/out/fastzero-tools_${ver}_amd64.deb $x.amd64 &&
+		diff -r $x.amd64/usr/share/man $x/usr/share/man" 2>&1)
+	tap $? "sid: the arm64 package's man pages are the amd64 package's" "$out"
+	out=$(fz_sid_run sh -c "qemu-aarch64 $x/usr/bin/fzbench --help >/dev/null &&
+		qemu-aarch64 $x/usr/bin/fzbench --version" 2>&1)
+	[[ $out == "fzbench (fastzero) $ver" ]]
+	tap $? "sid: the arm64 fzbench runs under qemu-aarch64 (--help, --version)" "$out"
 }
 
 main() {
@@ -123,6 +190,7 @@ main() {
 	step "sid: make deb (dpkg-buildpackage; lintian: no errors)" "$logs/make-deb.log" \
 		env FZ_DEB_OUT="$SD_IN/out" FZ_DEB_KEEP_SRC=1 "$SD_IN/tree/debian/make-deb.sh" || exit 1
 	sed -n 's/^/# lintian (sid): /p' "$r$SD_IN/out/lintian.txt"
+	arm64_tools "$ver"
 	# DKMS builds at install for the running kernel only, which has no
 	# headers here (the host's): it says so and goes on
 	step "sid: apt installs fastzero-dkms and fastzero-tools $ver with their dependencies" \

@@ -71,7 +71,7 @@ fz_clear_user_privileged(enum fz_loop loop, void __user *to, unsigned long n)
 static __always_inline unsigned long fz_arch_clear_user(void __user *to,
 							unsigned long n)
 {
-	if (alternative_has_cap_likely(ARM64_HAS_MOPS))
+	if (fz_arm64_mops_patched())
 		return fz_clear_user_mops_call(to, n);
 	return fz_clear_user_privileged(FZ_LOOP_UNROLLED, to, n);
 }
@@ -83,7 +83,7 @@ static __always_inline unsigned long fz_arch_clear_user(void __user *to,
  */
 static inline enum fz_loop fz_clear_user_selected(void)
 {
-	return alternative_has_cap_likely(ARM64_HAS_MOPS) ? FZ_LOOP_MOPS :
+	return fz_arm64_mops_patched() ? FZ_LOOP_MOPS :
 							     FZ_LOOP_UNROLLED;
 }
 

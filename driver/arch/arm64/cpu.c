@@ -22,7 +22,7 @@ struct attribute *fz_arch_policy_attrs[1];	/* none (clear.h) */
 
 static void fz_cpu_read(struct fz_cpu *cpu)
 {
-	cpu->mops = cpus_have_final_cap(ARM64_HAS_MOPS);
+	cpu->mops = fz_arm64_mops_final();
 	cpu->dczid = read_sanitised_ftr_reg(SYS_DCZID_EL0);
 }
 
@@ -31,7 +31,7 @@ static bool fz_arch_decided;
 static const char *fz_loop_refused(const struct fz_cpu *cpu, enum fz_loop loop)
 {
 	if (loop == FZ_LOOP_MOPS && !cpu->mops)
-		return "this CPU has no FEAT_MOPS";
+		return FZ_ARM64_NO_MOPS;
 	if (loop == FZ_LOOP_ZVA && !fz_policy_zva_block(cpu))
 		return "DC ZVA is prohibited here or its block is outside 16 B..2 KiB (DCZID_EL0)";
 	return NULL;
